@@ -1,1 +1,3 @@
-//! placeholder
+//! Thread and map timeline, symbolization, aggregation and perf-report-style output.
+
+pub mod symbolize;

@@ -1,0 +1,242 @@
+//! ELF parsing: symbols (.symtab / .dynsym / synthesized PLT entries),
+//! PT_LOAD segments, build-id and .gnu_debuglink. Everything is extracted
+//! once into owned data; nothing here panics on malformed input.
+
+use super::symtab::{Binding, Sym};
+use object::elf;
+use object::read::elf::{FileHeader, Rel, Rela, SectionHeader, Sym as ElfSym};
+use object::{Endianness, FileKind, Object, ObjectSection, ObjectSegment, SectionKind};
+
+/// A PT_LOAD segment (file range → virtual address).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Segment {
+    pub offset: u64,
+    pub vaddr: u64,
+    pub filesz: u64,
+    pub memsz: u64,
+}
+
+/// Header-level facts about an ELF file.
+#[derive(Debug, Default)]
+pub(crate) struct ElfInfo {
+    pub is_exec: bool,
+    pub segments: Vec<Segment>,
+    pub build_id: Option<Vec<u8>>,
+    pub debuglink: Option<String>,
+    pub has_dwarf: bool,
+}
+
+pub(crate) fn parse_info(data: &[u8]) -> Result<ElfInfo, String> {
+    let file = object::File::parse(data).map_err(|e| format!("not a valid object file: {e}"))?;
+    if !matches!(file.format(), object::BinaryFormat::Elf) {
+        return Err("not an ELF file".into());
+    }
+    let is_exec = file.kind() == object::ObjectKind::Executable;
+    let segments = file
+        .segments()
+        .map(|s| {
+            let (offset, filesz) = s.file_range();
+            Segment {
+                offset,
+                vaddr: s.address(),
+                filesz,
+                memsz: s.size(),
+            }
+        })
+        .collect();
+    let build_id = file.build_id().ok().flatten().map(<[u8]>::to_vec);
+    let debuglink = file
+        .gnu_debuglink()
+        .ok()
+        .flatten()
+        .map(|(name, _crc)| String::from_utf8_lossy(name).into_owned());
+    let has_dwarf = file
+        .section_by_name(".debug_info")
+        .is_some_and(|s| s.kind() != SectionKind::UninitializedData && s.size() > 0);
+    Ok(ElfInfo {
+        is_exec,
+        segments,
+        build_id,
+        debuglink,
+        has_dwarf,
+    })
+}
+
+/// Which symbol table to read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Table {
+    Symtab,
+    Dynsym,
+}
+
+/// Function symbols of `.symtab` or `.dynsym`, filtered like perf's
+/// `dso__load_sym`: STT_FUNC / STT_GNU_IFUNC with a name and a defined
+/// section, plus STT_NOTYPE labels that live in a "text" section.
+pub(crate) fn function_symbols(data: &[u8], table: Table) -> Result<Vec<Sym>, String> {
+    match FileKind::parse(data) {
+        Ok(FileKind::Elf32) => symbols_of::<elf::FileHeader32<Endianness>>(data, table),
+        Ok(FileKind::Elf64) => symbols_of::<elf::FileHeader64<Endianness>>(data, table),
+        _ => return Err("not an ELF file".into()),
+    }
+    .map_err(|e| format!("cannot read symbol table: {e}"))
+}
+
+fn symbols_of<Elf: FileHeader<Endian = Endianness>>(
+    data: &[u8],
+    table: Table,
+) -> object::Result<Vec<Sym>> {
+    let header = Elf::parse(data)?;
+    let endian = header.endian()?;
+    let machine = header.e_machine(endian);
+    let sections = header.sections(endian, data)?;
+    let sh_type = match table {
+        Table::Symtab => elf::SHT_SYMTAB,
+        Table::Dynsym => elf::SHT_DYNSYM,
+    };
+    let symtab = sections.symbols(endian, data, sh_type)?;
+    let mut out = Vec::new();
+    for sym in symtab.symbols() {
+        let ty = sym.st_type();
+        let shndx = sym.st_shndx(endian);
+        if sym.st_name(endian) == 0 || shndx == elf::SHN_UNDEF {
+            continue;
+        }
+        let is_func = ty == elf::STT_FUNC || ty == elf::STT_GNU_IFUNC;
+        let is_label = ty == elf::STT_NOTYPE && shndx != elf::SHN_ABS;
+        if !is_func && !is_label {
+            continue;
+        }
+        if is_label {
+            // Labels only count when their section is a text section.
+            let in_text = shndx < elf::SHN_LORESERVE
+                && sections
+                    .section(object::SectionIndex(usize::from(shndx)))
+                    .ok()
+                    .and_then(|s| sections.section_name(endian, s).ok())
+                    .is_some_and(|n| n.windows(4).any(|w| w == b"text"));
+            if !in_text {
+                continue;
+            }
+        }
+        let Ok(raw_name) = symtab.symbol_name(endian, sym) else {
+            continue;
+        };
+        // ARM / AArch64 mapping symbols ($a, $d, $t, $x) are not functions.
+        if matches!(machine, elf::EM_ARM | elf::EM_AARCH64) && raw_name.first() == Some(&b'$')
+        {
+            continue;
+        }
+        let binding = match sym.st_bind() {
+            elf::STB_GLOBAL => Binding::Global,
+            elf::STB_WEAK => Binding::Weak,
+            _ => Binding::Local,
+        };
+        let mut start: u64 = sym.st_value(endian).into();
+        if machine == elf::EM_ARM {
+            start &= !1; // Thumb bit
+        }
+        let size: u64 = sym.st_size(endian).into();
+        out.push(Sym::new(
+            start,
+            size,
+            binding,
+            &String::from_utf8_lossy(raw_name),
+        ));
+    }
+    Ok(out)
+}
+
+/// Synthesizes `name@plt` symbols for PLT entries, from the PLT relocation
+/// table (`.rela.plt` / `.rel.plt`) and `.dynsym`, as perf does. When an IBT
+/// `.plt.sec` section exists, the call stubs live there (no header), otherwise
+/// in `.plt` after its header entry.
+pub(crate) fn plt_symbols(data: &[u8]) -> Vec<Sym> {
+    let r = match FileKind::parse(data) {
+        Ok(FileKind::Elf32) => plt_of::<elf::FileHeader32<Endianness>>(data),
+        Ok(FileKind::Elf64) => plt_of::<elf::FileHeader64<Endianness>>(data),
+        _ => return Vec::new(),
+    };
+    r.unwrap_or_default()
+}
+
+fn plt_of<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> object::Result<Vec<Sym>> {
+    let header = Elf::parse(data)?;
+    let endian = header.endian()?;
+    let machine = header.e_machine(endian);
+    let is_mips64el = header.is_mips64el(endian);
+    let sections = header.sections(endian, data)?;
+    let dynsym = sections.symbols(endian, data, elf::SHT_DYNSYM)?;
+    if dynsym.is_empty() {
+        return Ok(Vec::new());
+    }
+    let Some((_, rel_sec)) = sections
+        .section_by_name(endian, b".rela.plt")
+        .or_else(|| sections.section_by_name(endian, b".rel.plt"))
+    else {
+        return Ok(Vec::new());
+    };
+    if rel_sec.link(endian) != dynsym.section() {
+        return Ok(Vec::new());
+    }
+    // (symbol index, addend) per PLT slot, in relocation order.
+    let mut slots: Vec<(u32, i64)> = Vec::new();
+    if let Some((relas, _)) = rel_sec.rela(endian, data)? {
+        for r in relas {
+            let addend: i64 = r.r_addend(endian).into();
+            slots.push((r.r_sym(endian, is_mips64el), addend));
+        }
+    } else if let Some((rels, _)) = rel_sec.rel(endian, data)? {
+        for r in rels {
+            slots.push((r.r_sym(endian), 0));
+        }
+    }
+    let plt = sections.section_by_name(endian, b".plt").map(|(_, s)| s);
+    let plt_sec = sections.section_by_name(endian, b".plt.sec").map(|(_, s)| s);
+    let (base, header_size, entry_size) = match (plt_sec, plt) {
+        (Some(sec), _) => {
+            let ent: u64 = sec.sh_entsize(endian).into();
+            let ent = if ent == 0 { 16 } else { ent };
+            (sec.sh_addr(endian).into(), 0u64, ent)
+        }
+        (None, Some(sec)) => {
+            let ent: u64 = sec.sh_entsize(endian).into();
+            let (h, e) = match machine {
+                elf::EM_ARM => (20, 12),
+                elf::EM_AARCH64 => (32, 16),
+                elf::EM_SPARC => (48, 12),
+                elf::EM_SPARCV9 => (128, 32),
+                _ => (ent, ent),
+            };
+            (sec.sh_addr(endian).into(), h, e)
+        }
+        (None, None) => return Ok(Vec::new()),
+    };
+    if entry_size == 0 {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::with_capacity(slots.len());
+    for (i, (symidx, addend)) in slots.into_iter().enumerate() {
+        let name = if symidx == 0 {
+            // IRELATIVE slot: no symbol, name it like objdump does.
+            format!("*ABS*+{addend:#x}")
+        } else {
+            match dynsym
+                .symbol(object::SymbolIndex(symidx as usize))
+                .and_then(|s| dynsym.symbol_name(endian, s))
+            {
+                Ok(n) => String::from_utf8_lossy(n).into_owned(),
+                Err(_) => continue,
+            }
+        };
+        let start = base
+            .wrapping_add(header_size)
+            .wrapping_add((i as u64).wrapping_mul(entry_size));
+        out.push(Sym::new(
+            start,
+            entry_size,
+            Binding::Global,
+            &format!("{name}@plt"),
+        ));
+    }
+    Ok(out)
+}

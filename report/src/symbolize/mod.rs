@@ -1,0 +1,818 @@
+//! In-process symbolization for `perf report`-compatible output.
+//!
+//! The [`Symbolizer`] turns sample addresses into symbol names, source lines
+//! and inline frames without forking `addr2line`/`nm`. It lives for the whole
+//! report and caches every binary it opens (keyed by mapped path and expected
+//! build-id), including failures, so each file is opened and parsed once.
+//!
+//! # Usage
+//!
+//! ```no_run
+//! use prec_report::symbolize::{Symbolizer, SymbolizerOptions};
+//! let mut s = Symbolizer::new(SymbolizerOptions::default());
+//! // MMAP2 record: start, pgoff, filename; sample ip.
+//! if let Some(bin) = s.binary("/usr/bin/true", None) {
+//!     let addr = s.to_elf_address(bin, 0x5555_5555_4000, 0, 0x5555_5555_6123);
+//!     if let Some(sym) = s.symbol(bin, addr) {
+//!         println!("{}+{:#x}", sym.name, addr - sym.start);
+//!     }
+//!     if let Some(loc) = s.source_location(bin, addr) {
+//!         println!("{}", loc.srcline()); // "hot.c:10", like perf's srcline
+//!     }
+//! }
+//! for d in s.diagnostics() {
+//!     eprintln!("{d}");
+//! }
+//! ```
+//!
+//! # perf compatibility
+//!
+//! * Address translation follows perf's `map__map_ip` (runtime ip → file
+//!   offset `ip - start + pgoff`) and then maps the file offset to the ELF
+//!   virtual address through the PT_LOAD segment containing it. For `ET_EXEC`
+//!   the runtime address already is the ELF address.
+//! * Symbols come from `.symtab` (of the binary, or of its separate debug file
+//!   when the binary is stripped), falling back to `.dynsym`. Only STT_FUNC /
+//!   STT_GNU_IFUNC symbols and labels in text sections are kept; `name@plt`
+//!   symbols are synthesized from the PLT relocations. Duplicate addresses are
+//!   resolved with perf's `choose_best_symbol` rules (non-zero size, non-weak,
+//!   global, fewer leading underscores, longer name) and zero-sized symbols
+//!   extend to the next symbol (`symbols__fixup_end`).
+//! * Names are demangled like perf 6.1 (see [`demangle()`]): C++ without the
+//!   parameter list, Rust without hashes. `demangle: false` keeps raw names.
+//! * Source lines: [`SourceLocation::srcline`] prints `basename:line` like
+//!   perf's `srcline` sort key; DWARF is parsed only when asked for.
+//! * Separate debug info is found by build-id
+//!   (`/usr/lib/debug/.build-id/xx/yyyy.debug`), by `.gnu_debuglink` (next to
+//!   the binary, in its `.debug/` subdirectory, under `/usr/lib/debug/<dir>`)
+//!   and in perf's build-id cache (`~/.debug/.build-id/xx/yyyy/`).
+//! * A binary whose build-id differs from the expected one is not used; a
+//!   "build-id mismatch" diagnostic is recorded instead.
+//! * Kernel symbols come from `/proc/kallsyms` (or a given file); JIT symbols
+//!   from `/tmp/perf-PID.map`.
+
+mod demangle;
+mod elf;
+mod symtab;
+
+pub use demangle::demangle;
+
+use elf::{ElfInfo, Table};
+use memmap2::Mmap;
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fmt;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use symtab::{Binding, Sym, SymbolTable};
+
+/// Configuration of a [`Symbolizer`].
+#[derive(Clone, Debug)]
+pub struct SymbolizerOptions {
+    /// Look binaries up under this directory (`--symfs`): `DIR + path`.
+    pub symfs: Option<PathBuf>,
+    /// kallsyms file to use instead of `/proc/kallsyms` (`--kallsyms`).
+    pub kallsyms: Option<PathBuf>,
+    /// Demangle C++ and Rust names (`--no-demangle` sets this to false).
+    pub demangle: bool,
+}
+
+impl Default for SymbolizerOptions {
+    fn default() -> Self {
+        SymbolizerOptions {
+            symfs: None,
+            kallsyms: None,
+            demangle: true,
+        }
+    }
+}
+
+/// Handle of a binary opened by [`Symbolizer::binary`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BinaryId(u32);
+
+/// A symbol that contains a looked-up address.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SymbolInfo {
+    /// Display name: demangled unless disabled (kernel and JIT names are raw).
+    pub name: String,
+    /// Start address, in the same address space as the lookup address, so
+    /// `addr - start` is perf's symbol offset.
+    pub start: u64,
+    /// Size in bytes (after perf's end fix-up for zero-sized symbols).
+    pub size: u64,
+    /// Kernel module for kallsyms symbols of modules (`ext4`), else `None`.
+    pub module: Option<String>,
+}
+
+/// A source position from the DWARF line table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourceLocation {
+    /// File path as recorded in DWARF (usually absolute).
+    pub file: String,
+    /// Line number (0 when DWARF has none).
+    pub line: u32,
+    /// Column, when recorded.
+    pub column: Option<u32>,
+}
+
+impl SourceLocation {
+    /// The base name of [`Self::file`].
+    pub fn basename(&self) -> &str {
+        self.file.rsplit('/').next().unwrap_or(&self.file)
+    }
+
+    /// `basename:line`, as printed by `perf report --sort srcline`.
+    pub fn srcline(&self) -> String {
+        format!("{}:{}", self.basename(), self.line)
+    }
+}
+
+/// One frame of an inline chain (see [`Symbolizer::inline_frames`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Frame {
+    /// Function name (demangled unless disabled), when DWARF names it.
+    pub function: Option<String>,
+    /// Source position inside that function.
+    pub location: Option<SourceLocation>,
+}
+
+/// What went wrong with a binary or symbol source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DiagnosticKind {
+    /// The mapped file could not be found or opened.
+    Missing,
+    /// The file exists but its build-id differs from the recorded one.
+    BuildIdMismatch,
+    /// The file is not a valid ELF file (or is corrupt).
+    Corrupt,
+    /// No function symbols at all (stripped, no debug file).
+    NoSymbols,
+    /// Source lines were requested but no DWARF was found or it is corrupt.
+    NoDebugInfo,
+    /// kallsyms could not be read.
+    KallsymsMissing,
+    /// kallsyms addresses are all zero (`kernel.kptr_restrict`).
+    KallsymsRestricted,
+    /// A JIT map `/tmp/perf-PID.map` could not be read.
+    JitMapMissing,
+}
+
+/// A problem worth showing in the report header, with the fix.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub kind: DiagnosticKind,
+    /// The path concerned (as recorded in perf.data, or the file opened).
+    pub path: String,
+    /// Human-readable detail, including how to fix it.
+    pub message: String,
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+
+type DwarfReader = gimli::EndianRcSlice<gimli::RunTimeEndian>;
+
+enum DwarfState {
+    NotLoaded,
+    Failed,
+    Loaded(Box<addr2line::Context<DwarfReader>>),
+}
+
+enum DebugFile {
+    NotSearched,
+    NotFound,
+    Found(PathBuf, Mmap, ElfInfo),
+}
+
+struct Binary {
+    /// Path as recorded in the MMAP event.
+    name: String,
+    /// File actually opened.
+    file: PathBuf,
+    map: Mmap,
+    info: ElfInfo,
+    symbols: SymbolTable,
+    debug: DebugFile,
+    dwarf: DwarfState,
+}
+
+enum Loaded<T> {
+    NotLoaded,
+    Failed,
+    Ok(T),
+}
+
+/// Cache of binaries and symbol sources for one report. See the module docs.
+pub struct Symbolizer {
+    options: SymbolizerOptions,
+    binaries: Vec<Binary>,
+    by_key: HashMap<(String, Vec<u8>), Option<BinaryId>>,
+    kallsyms: Loaded<SymbolTable>,
+    jit: HashMap<u32, Option<SymbolTable>>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+fn mmap_file(path: &Path) -> std::io::Result<Mmap> {
+    let file = File::open(path)?;
+    // SAFETY: the file is mapped read-only and only read through the returned
+    // slice. Like every mmap-based tool (perf included) this is only unsound if
+    // another process truncates or rewrites the file while it is mapped, which
+    // we accept for binaries and debug files.
+    unsafe { Mmap::map(&file) }
+}
+
+/// Build-ids in perf.data are zero-padded (20 bytes in a 24-byte field);
+/// drop the padding for comparison.
+fn normalize_build_id(id: &[u8]) -> &[u8] {
+    let len = id.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+    &id[..len]
+}
+
+fn build_id_matches(file_id: Option<&[u8]>, expected: &[u8]) -> bool {
+    match file_id {
+        Some(id) => normalize_build_id(id) == expected,
+        None => false,
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `symfs + path` (or `path` without `--symfs`).
+fn with_symfs(symfs: Option<&Path>, path: &Path) -> PathBuf {
+    match symfs {
+        Some(root) => root.join(path.strip_prefix("/").unwrap_or(path)),
+        None => path.to_path_buf(),
+    }
+}
+
+fn home_debug_dir() -> Option<PathBuf> {
+    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".debug"))
+}
+
+/// Mapped names that are not files (anonymous memory, vdso, heap, ...).
+fn is_pseudo_path(path: &str) -> bool {
+    path.is_empty()
+        || path.starts_with('[')
+        || path.starts_with("//anon")
+        || path.starts_with("/memfd:")
+        || path.starts_with("anon_inode:")
+        || !path.starts_with('/')
+}
+
+impl Symbolizer {
+    /// Creates an empty symbolizer; nothing is read until first use.
+    pub fn new(options: SymbolizerOptions) -> Self {
+        Symbolizer {
+            options,
+            binaries: Vec::new(),
+            by_key: HashMap::new(),
+            kallsyms: Loaded::NotLoaded,
+            jit: HashMap::new(),
+            diagnostics: Vec::new(),
+        }
+    }
+
+    /// The options this symbolizer was created with.
+    pub fn options(&self) -> &SymbolizerOptions {
+        &self.options
+    }
+
+    fn diag(&mut self, kind: DiagnosticKind, path: &str, message: String) {
+        if self
+            .diagnostics
+            .iter()
+            .any(|d| d.kind == kind && d.path == path)
+        {
+            return;
+        }
+        self.diagnostics.push(Diagnostic {
+            kind,
+            path: path.to_string(),
+            message,
+        });
+    }
+
+    /// Opens (once) the binary mapped as `path`, e.g.
+    /// `/usr/lib/x86_64-linux-gnu/libc.so.6`, optionally checking it against
+    /// the build-id recorded in perf.data (trailing zero padding is ignored).
+    /// Tries `symfs + path`, then perf's build-id cache
+    /// (`~/.debug/.build-id/xx/yyyy/elf`). Returns `None` for pseudo mappings
+    /// (`[vdso]`, `//anon`, ...) not in the build-id cache and for files that
+    /// are missing, corrupt or mismatching (with a diagnostic). Results,
+    /// including failures, are cached.
+    pub fn binary(&mut self, path: &str, build_id: Option<&[u8]>) -> Option<BinaryId> {
+        let expected = build_id.map(normalize_build_id).filter(|b| !b.is_empty());
+        let key = (path.to_string(), expected.map(<[u8]>::to_vec).unwrap_or_default());
+        if let Some(r) = self.by_key.get(&key) {
+            return *r;
+        }
+        let r = self.load_binary(path, expected);
+        self.by_key.insert(key, r);
+        r
+    }
+
+    fn load_binary(&mut self, path: &str, expected: Option<&[u8]>) -> Option<BinaryId> {
+        let pseudo = is_pseudo_path(path);
+        let mut candidates = Vec::new();
+        if !pseudo {
+            candidates.push(with_symfs(self.options.symfs.as_deref(), Path::new(path)));
+        }
+        if let (Some(id), Some(dir)) = (expected, home_debug_dir()) {
+            if id.len() > 1 {
+                let h = hex(id);
+                candidates.push(dir.join(".build-id").join(&h[..2]).join(&h[2..]).join("elf"));
+            }
+        }
+        let mut mismatch: Option<(PathBuf, Option<Vec<u8>>)> = None;
+        let mut corrupt: Option<(PathBuf, String)> = None;
+        for cand in candidates {
+            let Ok(map) = mmap_file(&cand) else { continue };
+            let info = match elf::parse_info(&map) {
+                Ok(i) => i,
+                Err(e) => {
+                    corrupt.get_or_insert((cand, e));
+                    continue;
+                }
+            };
+            if let Some(exp) = expected {
+                if !build_id_matches(info.build_id.as_deref(), exp) {
+                    mismatch.get_or_insert((cand, info.build_id.clone()));
+                    continue;
+                }
+            }
+            return Some(self.add_binary(path, cand, map, info));
+        }
+        if pseudo {
+            return None;
+        }
+        if let Some((file, found)) = mismatch {
+            let msg = format!(
+                "build-id mismatch: {} has {}, perf.data expects {}; symbols not used. \
+                 Fix: report on the machine that recorded, pass --symfs to a copy of its \
+                 files, or keep the binaries unchanged (perf record's ~/.debug build-id cache)",
+                file.display(),
+                found.as_deref().map_or_else(|| "no build-id".to_string(), hex),
+                hex(expected.unwrap_or_default()),
+            );
+            self.diag(DiagnosticKind::BuildIdMismatch, path, msg);
+        } else if let Some((file, err)) = corrupt {
+            let msg = format!(
+                "cannot parse {}: {err}. Fix: make sure the file is a complete, valid ELF binary",
+                file.display()
+            );
+            self.diag(DiagnosticKind::Corrupt, path, msg);
+        } else {
+            let looked = with_symfs(self.options.symfs.as_deref(), Path::new(path));
+            let msg = format!(
+                "binary not found (looked at {}). Fix: install it at that path or pass \
+                 --symfs DIR pointing at a copy of the recording machine's files",
+                looked.display()
+            );
+            self.diag(DiagnosticKind::Missing, path, msg);
+        }
+        None
+    }
+
+    fn add_binary(&mut self, name: &str, file: PathBuf, map: Mmap, info: ElfInfo) -> BinaryId {
+        let id = BinaryId(self.binaries.len() as u32);
+        let mut bin = Binary {
+            name: name.to_string(),
+            file,
+            map,
+            info,
+            symbols: SymbolTable::default(),
+            debug: DebugFile::NotSearched,
+            dwarf: DwarfState::NotLoaded,
+        };
+        let mut syms = match elf::function_symbols(&bin.map, Table::Symtab) {
+            Ok(s) => s,
+            Err(e) => {
+                self.diag(DiagnosticKind::Corrupt, name, format!("{e}; trying other sources"));
+                Vec::new()
+            }
+        };
+        if syms.is_empty() {
+            // Stripped: prefer the separate debug file's .symtab, like perf.
+            search_debug_file(self.options.symfs.as_deref(), &mut bin);
+            if let DebugFile::Found(_, map, _) = &bin.debug {
+                syms = elf::function_symbols(map, Table::Symtab).unwrap_or_default();
+            }
+        }
+        if syms.is_empty() {
+            syms = elf::function_symbols(&bin.map, Table::Dynsym).unwrap_or_default();
+        }
+        syms.extend(elf::plt_symbols(&bin.map));
+        if syms.is_empty() {
+            let msg = format!(
+                "no symbols in {} (stripped, no debug file found). Fix: install its debug \
+                 info (e.g. the -dbg/-dbgsym package) or rebuild without stripping",
+                bin.file.display()
+            );
+            self.diag(DiagnosticKind::NoSymbols, name, msg);
+        }
+        bin.symbols = SymbolTable::build(syms, false, false);
+        self.binaries.push(bin);
+        id
+    }
+
+    fn bin(&self, bin: BinaryId) -> Option<&Binary> {
+        self.binaries.get(bin.0 as usize)
+    }
+
+    /// Path of the file actually opened for `bin` (after `--symfs` / cache).
+    pub fn binary_path(&self, bin: BinaryId) -> Option<&Path> {
+        self.bin(bin).map(|b| b.file.as_path())
+    }
+
+    /// Separate debug file found for `bin`, if one was searched for and found
+    /// (searched when the binary is stripped or DWARF is requested).
+    pub fn debug_file_path(&self, bin: BinaryId) -> Option<&Path> {
+        match &self.bin(bin)?.debug {
+            DebugFile::Found(p, _, _) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// Build-id found in the binary's `.note.gnu.build-id`.
+    pub fn build_id(&self, bin: BinaryId) -> Option<&[u8]> {
+        self.bin(bin)?.info.build_id.as_deref()
+    }
+
+    /// Converts a runtime address inside a mapping (MMAP `start`, `pgoff`)
+    /// to the ELF's own virtual address, like perf's `map__map_ip` plus the
+    /// dso adjustment: file offset `ip - start + pgoff`, mapped to a vaddr via
+    /// the PT_LOAD segment containing that offset. `ET_EXEC` binaries are
+    /// loaded at their link address, so `ip` is returned unchanged.
+    pub fn to_elf_address(&self, bin: BinaryId, map_start: u64, map_pgoff: u64, ip: u64) -> u64 {
+        let offset = ip.wrapping_sub(map_start).wrapping_add(map_pgoff);
+        let Some(b) = self.bin(bin) else {
+            return offset;
+        };
+        if b.info.is_exec {
+            return ip;
+        }
+        let segs = &b.info.segments;
+        let seg = segs
+            .iter()
+            .find(|s| offset >= s.offset && offset - s.offset < s.filesz)
+            .or_else(|| {
+                segs.iter()
+                    .find(|s| offset >= s.offset && offset - s.offset < s.memsz)
+            });
+        match seg {
+            Some(s) => offset - s.offset + s.vaddr,
+            None => offset,
+        }
+    }
+
+    fn display_name<'a>(&self, sym: &'a Sym) -> Cow<'a, str> {
+        if !self.options.demangle {
+            return Cow::Borrowed(&sym.name);
+        }
+        Cow::Borrowed(sym.demangled.get_or_init(|| {
+            let (base, suffix) = match sym.name.strip_suffix("@plt") {
+                Some(b) => (b, "@plt"),
+                None => (&*sym.name, ""),
+            };
+            match demangle(base) {
+                Some(d) => format!("{d}{suffix}").into_boxed_str(),
+                None => sym.name.clone(),
+            }
+        }))
+    }
+
+    fn info_of(name: Cow<'_, str>, sym: &Sym) -> SymbolInfo {
+        SymbolInfo {
+            name: name.into_owned(),
+            start: sym.start,
+            size: sym.end - sym.start,
+            module: sym.module.as_deref().map(str::to_string),
+        }
+    }
+
+    /// The function symbol containing `elf_addr` (an address returned by
+    /// [`Self::to_elf_address`]). O(log n).
+    pub fn symbol(&self, bin: BinaryId, elf_addr: u64) -> Option<SymbolInfo> {
+        let sym = self.bin(bin)?.symbols.find(elf_addr)?;
+        Some(Self::info_of(self.display_name(sym), sym))
+    }
+
+    /// Number of symbols loaded for `bin` (0 for stripped binaries without
+    /// any symbol source).
+    pub fn symbol_count(&self, bin: BinaryId) -> usize {
+        self.bin(bin).map_or(0, |b| b.symbols.len())
+    }
+
+    fn dwarf(&mut self, bin: BinaryId) -> Option<&addr2line::Context<DwarfReader>> {
+        let idx = bin.0 as usize;
+        if matches!(self.binaries.get(idx)?.dwarf, DwarfState::NotLoaded) {
+            let symfs = self.options.symfs.clone();
+            let binary = self.binaries.get_mut(idx)?;
+            if !binary.info.has_dwarf {
+                search_debug_file(symfs.as_deref(), binary);
+            }
+            let data: Option<&[u8]> = if binary.info.has_dwarf {
+                Some(&binary.map)
+            } else {
+                match &binary.debug {
+                    DebugFile::Found(_, map, info) if info.has_dwarf => Some(map),
+                    _ => None,
+                }
+            };
+            let result = match data.map(load_dwarf) {
+                Some(Ok(ctx)) => Ok(ctx),
+                Some(Err(e)) => Err(format!("corrupt DWARF: {e}")),
+                None => Err("no DWARF debug info".to_string()),
+            };
+            match result {
+                Ok(ctx) => binary.dwarf = DwarfState::Loaded(Box::new(ctx)),
+                Err(e) => {
+                    binary.dwarf = DwarfState::Failed;
+                    let name = binary.name.clone();
+                    let msg = format!(
+                        "{e}: source lines unavailable. Fix: build with -g, or install the \
+                         debug info (/usr/lib/debug/.build-id/...) for this binary"
+                    );
+                    self.diag(DiagnosticKind::NoDebugInfo, &name, msg);
+                }
+            }
+        }
+        match &self.binaries.get(idx)?.dwarf {
+            DwarfState::Loaded(ctx) => Some(ctx),
+            _ => None,
+        }
+    }
+
+    /// Source file and line of `elf_addr` (innermost, i.e. inside any
+    /// inlined function, which is what perf's srcline shows). Loads DWARF
+    /// for this binary on first use.
+    pub fn source_location(&mut self, bin: BinaryId, elf_addr: u64) -> Option<SourceLocation> {
+        let ctx = self.dwarf(bin)?;
+        let loc = ctx.find_location(elf_addr).ok()??;
+        convert_location(&loc)
+    }
+
+    /// Inline chain at `elf_addr`, innermost first (the same order as
+    /// `addr2line -f -i`): the last frame is the real (outer) function.
+    /// Empty when no DWARF is available.
+    pub fn inline_frames(&mut self, bin: BinaryId, elf_addr: u64) -> Vec<Frame> {
+        let do_demangle = self.options.demangle;
+        let Some(ctx) = self.dwarf(bin) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        let Ok(mut iter) = ctx.find_frames(elf_addr).skip_all_loads() else {
+            return out;
+        };
+        while let Ok(Some(frame)) = iter.next() {
+            let function = frame
+                .function
+                .as_ref()
+                .and_then(|f| f.raw_name().ok())
+                .map(|raw| {
+                    if do_demangle {
+                        demangle(&raw).unwrap_or_else(|| raw.into_owned())
+                    } else {
+                        raw.into_owned()
+                    }
+                });
+            let location = frame.location.as_ref().and_then(convert_location);
+            out.push(Frame { function, location });
+            if out.len() > 256 {
+                break; // corrupt DWARF guard
+            }
+        }
+        out
+    }
+
+    fn load_kallsyms(&mut self) {
+        let path = self
+            .options
+            .kallsyms
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("/proc/kallsyms"));
+        let shown = path.display().to_string();
+        let text = match std::fs::read(&path) {
+            Ok(t) => t,
+            Err(e) => {
+                self.kallsyms = Loaded::Failed;
+                let msg = format!(
+                    "cannot read kallsyms: {e}. Fix: pass --kallsyms FILE (a copy of the \
+                     recording machine's /proc/kallsyms)"
+                );
+                self.diag(DiagnosticKind::KallsymsMissing, &shown, msg);
+                return;
+            }
+        };
+        match parse_kallsyms(&String::from_utf8_lossy(&text)) {
+            Some(t) => self.kallsyms = Loaded::Ok(t),
+            None => {
+                self.kallsyms = Loaded::Failed;
+                let msg = "kernel addresses are hidden (all zero). Fix: run as root or set \
+                           `sysctl kernel.kptr_restrict=0` when recording/reporting, or pass \
+                           --kallsyms with a readable copy"
+                    .to_string();
+                self.diag(DiagnosticKind::KallsymsRestricted, &shown, msg);
+            }
+        }
+    }
+
+    /// Kernel (or module) text symbol containing `addr`, from `/proc/kallsyms`
+    /// or the `kallsyms` option file (read on first use). Names are not
+    /// demangled, like perf. `None` when kallsyms is unreadable or
+    /// restricted (a diagnostic is recorded).
+    pub fn kernel_symbol(&mut self, addr: u64) -> Option<SymbolInfo> {
+        if matches!(self.kallsyms, Loaded::NotLoaded) {
+            self.load_kallsyms();
+        }
+        let Loaded::Ok(table) = &self.kallsyms else {
+            return None;
+        };
+        let sym = table.find(addr)?;
+        Some(Self::info_of(Cow::Borrowed(&sym.name), sym))
+    }
+
+    /// Symbol of JIT-compiled code from `/tmp/perf-PID.map` (lines
+    /// `START SIZE name`, hex), loaded once per pid. Later entries win over
+    /// earlier ones at the same address. Names are used as written.
+    pub fn jit_symbol(&mut self, pid: u32, addr: u64) -> Option<SymbolInfo> {
+        if !self.jit.contains_key(&pid) {
+            let path = PathBuf::from(format!("/tmp/perf-{pid}.map"));
+            let table = match std::fs::read(&path) {
+                Ok(t) => Some(parse_perf_map(&String::from_utf8_lossy(&t))),
+                Err(e) => {
+                    let shown = path.display().to_string();
+                    let msg = format!(
+                        "cannot read JIT map: {e}. Fix: keep the runtime's perf map file \
+                         (e.g. node --perf-basic-prof, JVM perf-map-agent) until reporting"
+                    );
+                    self.diag(DiagnosticKind::JitMapMissing, &shown, msg);
+                    None
+                }
+            };
+            self.jit.insert(pid, table);
+        }
+        let sym = self.jit.get(&pid)?.as_ref()?.find(addr)?;
+        Some(Self::info_of(Cow::Borrowed(&sym.name), sym))
+    }
+
+    /// Problems met so far (missing binaries, build-id mismatches, no
+    /// symbols, no debug info, restricted kallsyms), each once per path, in
+    /// the order they were found.
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+}
+
+/// Finds the separate debug file of `bin` (once).
+fn search_debug_file(symfs: Option<&Path>, bin: &mut Binary) {
+    if !matches!(bin.debug, DebugFile::NotSearched) {
+        return;
+    }
+    bin.debug = DebugFile::NotFound;
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    let usr_debug = with_symfs(symfs, Path::new("/usr/lib/debug"));
+    if let Some(id) = bin.info.build_id.as_deref().filter(|i| i.len() > 1) {
+        let h = hex(id);
+        candidates.push(
+            usr_debug
+                .join(".build-id")
+                .join(&h[..2])
+                .join(format!("{}.debug", &h[2..])),
+        );
+    }
+    let orig = Path::new(&bin.name);
+    if let Some(link) = &bin.info.debuglink {
+        if let Some(dir) = bin.file.parent() {
+            candidates.push(dir.join(link));
+            candidates.push(dir.join(".debug").join(link));
+        }
+        if let Some(dir) = orig.parent() {
+            candidates.push(usr_debug.join(dir.strip_prefix("/").unwrap_or(dir)).join(link));
+        }
+    }
+    let rel = orig.strip_prefix("/").unwrap_or(orig);
+    candidates.push(usr_debug.join(format!("{}.debug", rel.display())));
+    candidates.push(usr_debug.join(rel));
+    if let (Some(id), Some(dir)) = (bin.info.build_id.as_deref(), home_debug_dir()) {
+        if id.len() > 1 {
+            let h = hex(id);
+            candidates.push(dir.join(".build-id").join(&h[..2]).join(&h[2..]).join("debug"));
+        }
+    }
+    let own = std::fs::canonicalize(&bin.file).ok();
+    for cand in candidates {
+        if own.is_some() && std::fs::canonicalize(&cand).ok() == own {
+            continue;
+        }
+        let Ok(map) = mmap_file(&cand) else { continue };
+        let Ok(info) = elf::parse_info(&map) else { continue };
+        if let (Some(a), Some(b)) = (&bin.info.build_id, &info.build_id) {
+            if a != b {
+                continue;
+            }
+        }
+        bin.debug = DebugFile::Found(cand, map, info);
+        return;
+    }
+}
+
+fn convert_location(loc: &addr2line::Location<'_>) -> Option<SourceLocation> {
+    Some(SourceLocation {
+        file: loc.file?.to_string(),
+        line: loc.line.unwrap_or(0),
+        column: loc.column,
+    })
+}
+
+fn load_dwarf(data: &[u8]) -> Result<addr2line::Context<DwarfReader>, String> {
+    use object::{Object, ObjectSection};
+    let file = object::File::parse(data).map_err(|e| e.to_string())?;
+    let endian = if file.is_little_endian() {
+        gimli::RunTimeEndian::Little
+    } else {
+        gimli::RunTimeEndian::Big
+    };
+    let load = |id: gimli::SectionId| -> Result<DwarfReader, gimli::Error> {
+        let bytes: Rc<[u8]> = match file.section_by_name(id.name()) {
+            Some(sec) => match sec.uncompressed_data() {
+                Ok(d) => Rc::from(&*d),
+                Err(_) => Rc::from(&[][..]),
+            },
+            None => Rc::from(&[][..]),
+        };
+        Ok(DwarfReader::new(bytes, endian))
+    };
+    let dwarf = gimli::Dwarf::load(load).map_err(|e| e.to_string())?;
+    addr2line::Context::from_dwarf(dwarf).map_err(|e| e.to_string())
+}
+
+/// Parses kallsyms text. Returns `None` when every address is zero
+/// (`kptr_restrict`). Keeps text symbols (`T`/`t`/`W`/`w`) like perf.
+fn parse_kallsyms(text: &str) -> Option<SymbolTable> {
+    let mut syms = Vec::new();
+    let mut any_nonzero = false;
+    for line in text.lines() {
+        let mut it = line.split_whitespace();
+        let (Some(addr), Some(ty), Some(name)) = (it.next(), it.next(), it.next()) else {
+            continue;
+        };
+        let Ok(addr) = u64::from_str_radix(addr, 16) else {
+            continue;
+        };
+        any_nonzero |= addr != 0;
+        let Some(ty) = ty.chars().next() else { continue };
+        if !matches!(ty.to_ascii_uppercase(), 'T' | 'W') {
+            continue;
+        }
+        let binding = if ty == 'W' {
+            Binding::Weak
+        } else if ty.is_ascii_uppercase() {
+            Binding::Global
+        } else {
+            Binding::Local
+        };
+        let mut sym = Sym::new(addr, 0, binding, name);
+        if let Some(m) = it.next() {
+            let m = m.trim_start_matches('[').trim_end_matches(']');
+            sym.module = Some(m.into());
+        }
+        syms.push(sym);
+    }
+    if !any_nonzero {
+        return None;
+    }
+    Some(SymbolTable::build(syms, true, false))
+}
+
+/// Parses a `/tmp/perf-PID.map` file.
+fn parse_perf_map(text: &str) -> SymbolTable {
+    let parse_hex = |s: &str| {
+        let s = s.strip_prefix("0x").unwrap_or(s);
+        u64::from_str_radix(s, 16).ok()
+    };
+    let mut syms = Vec::new();
+    for line in text.lines() {
+        let line = line.trim_end();
+        let mut parts = line.splitn(3, ' ');
+        let (Some(start), Some(size), Some(name)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let (Some(start), Some(size)) = (parse_hex(start), parse_hex(size)) else {
+            continue;
+        };
+        syms.push(Sym::new(start, size, Binding::Global, name));
+    }
+    SymbolTable::build(syms, false, true)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,148 @@
+//! Sorted, immutable symbol tables with perf's duplicate and end fix-ups.
+
+use std::cell::OnceCell;
+
+/// ELF-style symbol binding, as used by perf's `choose_best_symbol`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Binding {
+    Local,
+    Global,
+    Weak,
+}
+
+/// One symbol of a table. `end` is exclusive (perf >= 5.x semantics).
+#[derive(Debug)]
+pub(crate) struct Sym {
+    pub start: u64,
+    pub end: u64,
+    pub binding: Binding,
+    pub name: Box<str>,
+    /// Kernel module name for kallsyms entries (`[ext4]` → `ext4`).
+    pub module: Option<Box<str>>,
+    /// Demangled name, computed on first use.
+    pub demangled: OnceCell<Box<str>>,
+}
+
+impl Sym {
+    pub fn new(start: u64, size: u64, binding: Binding, name: &str) -> Self {
+        Sym {
+            start,
+            end: start.saturating_add(size),
+            binding,
+            name: name.into(),
+            module: None,
+            demangled: OnceCell::new(),
+        }
+    }
+}
+
+/// A sorted symbol table; lookups are binary searches.
+#[derive(Debug, Default)]
+pub(crate) struct SymbolTable {
+    syms: Vec<Sym>,
+}
+
+fn leading_underscores(name: &str) -> usize {
+    name.bytes().take_while(|&b| b == b'_').count()
+}
+
+/// perf's `choose_best_symbol`: true when `a` should be kept over `b`
+/// (both start at the same address).
+fn prefer_first(a: &Sym, b: &Sym) -> bool {
+    // Prefer a symbol with non-zero length.
+    let (la, lb) = (a.end - a.start, b.end - b.start);
+    if lb == 0 && la > 0 {
+        return true;
+    }
+    if la == 0 && lb > 0 {
+        return false;
+    }
+    // Prefer a non-weak symbol over a weak one.
+    let (wa, wb) = (a.binding == Binding::Weak, b.binding == Binding::Weak);
+    if wb && !wa {
+        return true;
+    }
+    if wa && !wb {
+        return false;
+    }
+    // Prefer a global symbol over a non-global one.
+    let (ga, gb) = (a.binding == Binding::Global, b.binding == Binding::Global);
+    if ga && !gb {
+        return true;
+    }
+    if gb && !ga {
+        return false;
+    }
+    // Prefer the symbol with fewer leading underscores.
+    let (ua, ub) = (leading_underscores(&a.name), leading_underscores(&b.name));
+    if ub > ua {
+        return true;
+    }
+    if ua > ub {
+        return false;
+    }
+    // Prefer the longer name; on a tie keep the first one.
+    a.name.len() >= b.name.len()
+}
+
+impl SymbolTable {
+    /// Builds a table like perf: stable sort by start address, then
+    /// `symbols__fixup_duplicate` (unless `keep_duplicates`, used for JIT maps
+    /// where the most recent entry wins), then `symbols__fixup_end`.
+    pub fn build(mut syms: Vec<Sym>, is_kallsyms: bool, keep_last_duplicate: bool) -> Self {
+        syms.sort_by_key(|s| s.start);
+        let mut out: Vec<Sym> = Vec::with_capacity(syms.len());
+        for sym in syms {
+            match out.last() {
+                Some(prev) if prev.start == sym.start => {
+                    if keep_last_duplicate || !prefer_first(prev, &sym) {
+                        out.pop();
+                        out.push(sym);
+                    }
+                }
+                _ => out.push(sym),
+            }
+        }
+        // symbols__fixup_end
+        let n = out.len();
+        for i in 1..n {
+            let (head, tail) = out.split_at_mut(i);
+            let prev = &mut head[i - 1];
+            let curr = &tail[0];
+            if prev.end == prev.start {
+                if is_kallsyms && prev.module.is_some() != curr.module.is_some() {
+                    // Last kernel/module symbol: map to the end of the page.
+                    prev.end = round_up_page(prev.end.saturating_add(4096));
+                } else {
+                    prev.end = curr.start;
+                }
+            }
+        }
+        if let Some(last) = out.last_mut() {
+            if last.end == last.start {
+                last.end = round_up_page(last.start).saturating_add(4096);
+            }
+        }
+        SymbolTable { syms: out }
+    }
+
+    pub fn len(&self) -> usize {
+        self.syms.len()
+    }
+
+    /// The symbol whose `[start, end)` contains `addr`.
+    pub fn find(&self, addr: u64) -> Option<&Sym> {
+        let idx = self.syms.partition_point(|s| s.start <= addr);
+        let sym = self.syms.get(idx.checked_sub(1)?)?;
+        (addr < sym.end).then_some(sym)
+    }
+
+    #[cfg(test)]
+    pub fn iter(&self) -> impl Iterator<Item = &Sym> {
+        self.syms.iter()
+    }
+}
+
+fn round_up_page(v: u64) -> u64 {
+    v.checked_add(4095).map_or(u64::MAX & !4095, |x| x & !4095)
+}
