@@ -15,3 +15,10 @@ pub use bytes::{Cursor, U64Slice};
 pub use constants::{FeatureId, RecordType};
 pub use endian::Endian;
 pub use error::{Error, ErrorKind, Result};
+pub mod read;
+pub mod record;
+pub mod sample;
+
+pub use read::{EventAttr, PerfFile};
+pub use record::{RawRecord, Record};
+pub use sample::Sample;
