@@ -1,0 +1,149 @@
+//! Command-line arguments, with perf's names and defaults. These are the
+//! "low" arguments; each command converts them into its library's config.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// prec: record and report CPU profiles in Linux perf.data format.
+#[derive(Parser, Debug)]
+#[command(name = "prec", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run a command and record its profile into perf.data.
+    Record(RecordArgs),
+    /// Read perf.data and display the profile.
+    Report(ReportArgs),
+}
+
+/// `prec record` arguments (perf record's names).
+#[derive(Args, Debug)]
+pub struct RecordArgs {
+    /// Event selector(s), comma separated (e.g. cpu-clock, task-clock, page-faults, cycles:u).
+    #[arg(short = 'e', long = "event")]
+    pub events: Vec<String>,
+    /// Sampling frequency in Hz.
+    #[arg(short = 'F', long = "freq")]
+    pub freq: Option<String>,
+    /// Sample period: one sample every PERIOD events.
+    #[arg(short = 'c', long = "count")]
+    pub count: Option<u64>,
+    /// Record call chains with frame pointers (same as --call-graph fp).
+    #[arg(short = 'g')]
+    pub call_graph_fp: bool,
+    /// Call chain mode: fp, dwarf[,SIZE] or lbr.
+    #[arg(long = "call-graph")]
+    pub call_graph: Option<String>,
+    /// Output file name ("-" writes pipe mode to stdout).
+    #[arg(short = 'o', long = "output", default_value = "perf.data")]
+    pub output: String,
+    /// Record existing process id(s), comma separated.
+    #[arg(short = 'p', long = "pid")]
+    pub pid: Option<String>,
+    /// Record existing thread id(s), comma separated.
+    #[arg(short = 't', long = "tid")]
+    pub tid: Option<String>,
+    /// System-wide collection from all CPUs.
+    #[arg(short = 'a', long = "all-cpus")]
+    pub all_cpus: bool,
+    /// Only these CPUs (list like 0-2,5).
+    #[arg(short = 'C', long = "cpu")]
+    pub cpu: Option<String>,
+    /// Ring buffer size in pages (a power of two) per CPU.
+    #[arg(short = 'm', long = "mmap-pages")]
+    pub mmap_pages: Option<String>,
+    /// Child tasks do not inherit counters.
+    #[arg(short = 'i', long = "no-inherit")]
+    pub no_inherit: bool,
+    /// Don't print any messages.
+    #[arg(short = 'q', long = "quiet")]
+    pub quiet: bool,
+    /// The command to run, and its arguments.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub command: Vec<String>,
+}
+
+/// `prec report` arguments (perf report's names).
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Input file name ("-" reads pipe mode from stdin).
+    #[arg(short = 'i', long = "input", default_value = "perf.data")]
+    pub input: PathBuf,
+    /// Sort by key(s): comm, pid, tid, dso, sym, symoff, srcline, srcfile, cpu, parent.
+    #[arg(short = 's', long = "sort")]
+    pub sort: Option<String>,
+    /// Output fields (overhead, sample, period, plus sort keys).
+    #[arg(short = 'F', long = "fields")]
+    pub fields: Option<String>,
+    /// Show a column with the number of samples.
+    #[arg(short = 'n', long = "show-nr-samples")]
+    pub show_nr_samples: bool,
+    /// Hide entries below this overhead percentage.
+    #[arg(long = "percent-limit")]
+    pub percent_limit: Option<f64>,
+    /// Only consider samples of these commands.
+    #[arg(long = "comms")]
+    pub comms: Option<String>,
+    /// Only consider samples of these process ids.
+    #[arg(long = "pids")]
+    pub pids: Option<String>,
+    /// Only consider samples of these thread ids.
+    #[arg(long = "tids")]
+    pub tids: Option<String>,
+    /// Only consider samples in these shared objects.
+    #[arg(short = 'd', long = "dsos")]
+    pub dsos: Option<String>,
+    /// Only consider these symbols.
+    #[arg(short = 'S', long = "symbols")]
+    pub symbols: Option<String>,
+    /// Only consider samples on these CPUs.
+    #[arg(short = 'C', long = "cpu")]
+    pub cpu: Option<String>,
+    /// Time window: START,STOP in seconds (perf's --time).
+    #[arg(long = "time")]
+    pub time: Option<String>,
+    /// Show the perf.data header before the report.
+    #[arg(long = "header")]
+    pub header: bool,
+    /// Show only the perf.data header.
+    #[arg(long = "header-only")]
+    pub header_only: bool,
+    /// With --header/--header-only: show all header information.
+    #[arg(short = 'I', long = "show-info")]
+    pub show_info: bool,
+    /// Show record counts per type.
+    #[arg(long = "stats")]
+    pub stats: bool,
+    /// Dump every record (perf report -D).
+    #[arg(short = 'D', long = "dump-raw-trace")]
+    pub dump_raw_trace: bool,
+    /// Show events of a group together.
+    #[arg(long = "group")]
+    pub group: bool,
+    /// Look for binaries relative to this directory.
+    #[arg(long = "symfs")]
+    pub symfs: Option<PathBuf>,
+    /// Kernel symbols file (instead of /proc/kallsyms).
+    #[arg(long = "kallsyms")]
+    pub kallsyms: Option<PathBuf>,
+    /// Do not demangle symbol names.
+    #[arg(long = "no-demangle")]
+    pub no_demangle: bool,
+    /// Plain text output (the only output; accepted for perf compatibility).
+    #[arg(long = "stdio")]
+    pub stdio: bool,
+    /// More messages.
+    #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// Don't show warnings and header comments.
+    #[arg(short = 'q', long = "quiet")]
+    pub quiet: bool,
+    /// Don't complain about files owned by other users (accepted for perf compatibility).
+    #[arg(short = 'f', long = "force")]
+    pub force: bool,
+}

@@ -1,0 +1,19 @@
+//! One module per subcommand: each turns its arguments into a library
+//! configuration and runs it.
+
+mod record;
+mod report;
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use crate::cli::{Cli, Command};
+
+/// Runs the chosen subcommand.
+pub fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Record(args) => record::run(args),
+        Command::Report(args) => report::run(args),
+    }
+}

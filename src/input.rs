@@ -1,0 +1,86 @@
+//! Getting a perf.data into memory: a file is memory-mapped, `-` (stdin) is
+//! read to the end (pipe mode streams cannot be mapped).
+
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+/// The bytes of an input perf.data, and its name for messages.
+pub struct Input {
+    bytes: Bytes,
+    /// The name to use in messages (`-` shown as `<stdin>`).
+    pub name: String,
+    /// Modification time of a file input (for "captured on").
+    pub mtime: Option<std::time::SystemTime>,
+}
+
+enum Bytes {
+    Mapped(memmap2::Mmap),
+    Owned(Vec<u8>),
+}
+
+impl Input {
+    /// Opens `path`, or standard input for `-`.
+    pub fn open(path: &Path) -> Result<Input> {
+        if path == Path::new("-") {
+            let mut buf = Vec::new();
+            std::io::stdin()
+                .lock()
+                .read_to_end(&mut buf)
+                .context("reading perf.data from standard input")?;
+            return Ok(Input {
+                bytes: Bytes::Owned(buf),
+                name: "<stdin>".into(),
+                mtime: None,
+            });
+        }
+        let name = path.display().to_string();
+        let file = File::open(path).with_context(|| format!("cannot open {name}"))?;
+        let meta = file
+            .metadata()
+            .with_context(|| format!("cannot stat {name}"))?;
+        if meta.is_dir() {
+            anyhow::bail!("{name} is a directory, expected a perf.data file");
+        }
+        let bytes = if meta.len() == 0 {
+            Bytes::Owned(Vec::new())
+        } else if meta.file_type().is_file() {
+            // SAFETY: the map is read-only; a file truncated under us while
+            // mapped could fault, which is the accepted cost of zero-copy
+            // reading (perf itself maps its input the same way).
+            let map = unsafe { memmap2::Mmap::map(&file) }
+                .with_context(|| format!("cannot map {name}"))?;
+            Bytes::Mapped(map)
+        } else {
+            let mut buf = Vec::new();
+            (&file)
+                .read_to_end(&mut buf)
+                .with_context(|| format!("cannot read {name}"))?;
+            Bytes::Owned(buf)
+        };
+        Ok(Input {
+            bytes,
+            name,
+            mtime: meta.modified().ok(),
+        })
+    }
+
+    /// The whole input.
+    pub fn bytes(&self) -> &[u8] {
+        match &self.bytes {
+            Bytes::Mapped(m) => m,
+            Bytes::Owned(v) => v,
+        }
+    }
+
+    /// Parses the perf.data header, naming the input in any error.
+    pub fn parse(&self) -> Result<prec_format::PerfFile<'_>> {
+        if self.bytes().is_empty() {
+            anyhow::bail!("{}: file is empty, not a perf.data", self.name);
+        }
+        prec_format::PerfFile::parse(self.bytes())
+            .map_err(|e| anyhow::anyhow!("{}: {e}", self.name))
+    }
+}
