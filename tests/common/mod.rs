@@ -1,0 +1,604 @@
+//! Shared helpers for the integration tests of the root package `prec`.
+//!
+//! Use from a test file with `mod common;` and `use common::*;`.
+//!
+//! * [`prec`] / [`prec_bin`]: the `prec` binary built by Cargo for this test run.
+//! * [`perf`], [`perf_available`], [`require_perf`], [`require_perf_record`]:
+//!   the oracle, Linux perf at `/usr/bin/perf` (override with `PREC_PERF`).
+//!   When perf is missing, the `require_*` helpers print why and return
+//!   `false` so the test can `return` early; with `CI=true` they panic instead,
+//!   so CI can never silently skip the comparisons.
+//! * [`fixture_bins`]: the programs of `fixtures/src`, built once per test
+//!   process by `fixtures/build.sh` into `target/prec-fixtures/<hash>/`.
+//! * [`own_fixtures`], [`own_fixture`], [`quipper_dir`], [`quipper_files`]:
+//!   checked-in perf.data files.
+//! * [`tempdir`], [`run`], [`run_fail`], [`stdout_of`], [`assert_eq_text`].
+//!
+//! Only std is used.
+#![allow(dead_code)]
+
+use std::collections::hash_map::DefaultHasher;
+use std::ffi::OsStr;
+use std::fs;
+use std::hash::{Hash, Hasher};
+use std::ops::Deref;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+// ---------------------------------------------------------------------------
+// Paths
+// ---------------------------------------------------------------------------
+
+/// Root of the repository (the directory holding the workspace Cargo.toml).
+pub fn repo_root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Cargo's target directory, derived from the running test executable
+/// (`<target>/<profile>/deps/<test>-<hash>`), so `CARGO_TARGET_DIR` and
+/// `--target <triple>` layouts work too. Falls back to `<repo>/target`.
+pub fn target_dir() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
+            let dir = PathBuf::from(dir);
+            return if dir.is_absolute() {
+                dir
+            } else {
+                repo_root().join(dir)
+            };
+        }
+        std::env::current_exe()
+            .ok()
+            .and_then(|exe| {
+                let deps = exe.parent()?;
+                if deps.file_name() != Some(OsStr::new("deps")) {
+                    return None;
+                }
+                Some(deps.parent()?.parent()?.to_path_buf())
+            })
+            .unwrap_or_else(|| repo_root().join("target"))
+    })
+    .clone()
+}
+
+// ---------------------------------------------------------------------------
+// prec
+// ---------------------------------------------------------------------------
+
+/// Path of the `prec` binary Cargo built for these integration tests.
+pub fn prec_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_prec"))
+}
+
+/// A `Command` for the `prec` binary.
+pub fn prec() -> Command {
+    Command::new(prec_bin())
+}
+
+// ---------------------------------------------------------------------------
+// perf (the oracle)
+// ---------------------------------------------------------------------------
+
+/// True when the environment variable `CI` is `true` (or `1`).
+pub fn is_ci() -> bool {
+    matches!(std::env::var("CI").as_deref(), Ok("true") | Ok("1"))
+}
+
+/// Path of Linux perf: `$PREC_PERF` if set, else `/usr/bin/perf`.
+pub fn perf_path() -> PathBuf {
+    std::env::var_os("PREC_PERF")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/bin/perf"))
+}
+
+/// `Err(reason)` if perf is missing or does not run (`perf --version`).
+/// Checked once per process. Note that Debian's /usr/bin/perf is a wrapper
+/// that fails when no perf matching the running kernel is installed.
+pub fn perf_status() -> Result<(), String> {
+    static STATUS: OnceLock<Result<(), String>> = OnceLock::new();
+    STATUS
+        .get_or_init(|| {
+            let path = perf_path();
+            if !path.exists() {
+                return Err(format!("{} not found (install linux-perf)", path.display()));
+            }
+            match Command::new(&path)
+                .arg("--version")
+                .stdin(Stdio::null())
+                .output()
+            {
+                Ok(o) if o.status.success() => Ok(()),
+                Ok(o) => Err(format!(
+                    "`{} --version` failed ({}): {}",
+                    path.display(),
+                    o.status,
+                    String::from_utf8_lossy(&o.stderr).trim()
+                )),
+                Err(e) => Err(format!("cannot run {}: {e}", path.display())),
+            }
+        })
+        .clone()
+}
+
+/// Whether perf is installed and runs.
+pub fn perf_available() -> bool {
+    perf_status().is_ok()
+}
+
+fn skip_or_panic(what: &str, reason: &str) -> bool {
+    if is_ci() {
+        panic!("{what} is required when CI=true: {reason}");
+    }
+    eprintln!("SKIPPED: {what} unavailable: {reason}");
+    false
+}
+
+/// Call at the start of a test that needs perf:
+/// `if !require_perf() { return; }`.
+/// Returns false (after printing the reason) when perf is unavailable;
+/// panics instead when `CI=true`.
+pub fn require_perf() -> bool {
+    match perf_status() {
+        Ok(()) => true,
+        Err(reason) => skip_or_panic("perf", &reason),
+    }
+}
+
+/// Like [`require_perf`], but also checks that this user can actually record
+/// (`perf record -e cpu-clock -- true`); fails e.g. in containers without
+/// perf_event_open. Checked once per process.
+pub fn require_perf_record() -> bool {
+    static STATUS: OnceLock<Result<(), String>> = OnceLock::new();
+    if !require_perf() {
+        return false;
+    }
+    let status = STATUS.get_or_init(|| {
+        let dir = tempdir();
+        let out = perf()
+            .args(["record", "-q", "-e", "cpu-clock", "-o"])
+            .arg(dir.join("probe.data"))
+            .args(["--", "true"])
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run perf: {e}"))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "`perf record -e cpu-clock -- true` failed ({}): {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            ))
+        }
+    });
+    match status {
+        Ok(()) => true,
+        Err(reason) => skip_or_panic("perf record", reason),
+    }
+}
+
+/// A `Command` for Linux perf. Panics with the reason if perf is unavailable,
+/// so guard the test with [`require_perf`] first.
+pub fn perf() -> Command {
+    if let Err(reason) = perf_status() {
+        panic!("perf unavailable: {reason} (guard the test with require_perf())");
+    }
+    let mut cmd = Command::new(perf_path());
+    // Keep perf from paging or reading a user config that changes output.
+    cmd.env("PAGER", "cat")
+        .env("PERF_PAGER", "cat")
+        .env("PERF_CONFIG", "/dev/null");
+    cmd
+}
+
+// ---------------------------------------------------------------------------
+// Fixture programs
+// ---------------------------------------------------------------------------
+
+/// Directory holding the fixture programs built by `fixtures/build.sh`
+/// (hot3, hot3-stripped, hot3-debuglink(+.debug), libhot.so, uselib, dlopen,
+/// threads, forkexec, rust_hot, cpp_hot, inline_hot, callgraph-fp,
+/// callgraph-nofp). Built at most once per test process.
+///
+/// The directory is `target/prec-fixtures/<hash of fixtures/src + build.sh>`.
+/// Each build goes to a private temporary directory that is then renamed into
+/// place, so test binaries running concurrently never see a half-built
+/// directory (the loser of a race simply discards its copy).
+pub fn fixture_bins() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(build_fixture_bins)
+}
+
+/// Path of one fixture program, e.g. `fixture_bin("hot3")`.
+pub fn fixture_bin(name: &str) -> PathBuf {
+    let p = fixture_bins().join(name);
+    assert!(p.exists(), "fixture program {} was not built", p.display());
+    p
+}
+
+fn fixture_sources_hash() -> u64 {
+    let fixtures = repo_root().join("fixtures");
+    let mut files: Vec<PathBuf> = fs::read_dir(fixtures.join("src"))
+        .expect("read fixtures/src")
+        .map(|e| e.expect("read fixtures/src entry").path())
+        .collect();
+    files.push(fixtures.join("build.sh"));
+    files.sort();
+    let mut h = DefaultHasher::new();
+    for f in &files {
+        f.file_name().hash(&mut h);
+        fs::read(f)
+            .unwrap_or_else(|e| panic!("read {}: {e}", f.display()))
+            .hash(&mut h);
+    }
+    h.finish()
+}
+
+fn build_fixture_bins() -> PathBuf {
+    let base = target_dir().join("prec-fixtures");
+    let dir = base.join(format!("{:016x}", fixture_sources_hash()));
+    if dir.join(".build-stamp").exists() {
+        return dir;
+    }
+    fs::create_dir_all(&base).expect("create target/prec-fixtures");
+    let tmp = base.join(format!(".tmp-{}-{}", std::process::id(), unique_suffix()));
+    let script = repo_root().join("fixtures/build.sh");
+    let out = Command::new("bash")
+        .arg(&script)
+        .arg(&tmp)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
+    if !out.status.success() {
+        let _ = fs::remove_dir_all(&tmp);
+        panic!(
+            "fixtures/build.sh failed ({})\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    if fs::rename(&tmp, &dir).is_err() {
+        // Another process won the race; its directory is complete.
+        let _ = fs::remove_dir_all(&tmp);
+        assert!(
+            dir.join(".build-stamp").exists(),
+            "cannot move {} to {}",
+            tmp.display(),
+            dir.display()
+        );
+    }
+    dir
+}
+
+// ---------------------------------------------------------------------------
+// perf.data fixtures
+// ---------------------------------------------------------------------------
+
+/// `fixtures/perf`, holding perf.data files recorded by perf 6.1 (see its README.md).
+pub fn own_fixtures_dir() -> PathBuf {
+    repo_root().join("fixtures/perf")
+}
+
+/// All `fixtures/perf/*.data`, sorted by name.
+pub fn own_fixtures() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = fs::read_dir(own_fixtures_dir())
+        .expect("read fixtures/perf")
+        .map(|e| e.expect("read fixtures/perf entry").path())
+        .filter(|p| p.extension() == Some(OsStr::new("data")))
+        .collect();
+    v.sort();
+    assert!(!v.is_empty(), "no fixtures/perf/*.data files");
+    v
+}
+
+/// One file of `fixtures/perf`, e.g. `own_fixture("hot3-default.data")`.
+pub fn own_fixture(name: &str) -> PathBuf {
+    let p = own_fixtures_dir().join(name);
+    assert!(p.exists(), "missing fixture {}", p.display());
+    p
+}
+
+/// `../shared/fixtures/quipper` beside the repository (perf.data test files
+/// from ChromiumOS quipper, perf 3.2 .. 6.12, several architectures).
+pub fn quipper_dir() -> PathBuf {
+    repo_root().join("../shared/fixtures/quipper")
+}
+
+/// The quipper perf.data files (names starting with `perf.data`, without the
+/// `*.buildids` side files), sorted. Includes deliberately corrupted ones
+/// (name contains `corrupted`) and pipe-mode ones (name contains `piped`).
+/// Panics if the directory is missing.
+pub fn quipper_files() -> Vec<PathBuf> {
+    let dir = quipper_dir();
+    let mut v: Vec<PathBuf> = fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
+        .map(|e| e.expect("read quipper entry").path())
+        .filter(|p| {
+            let name = p.file_name().and_then(OsStr::to_str).unwrap_or("");
+            name.starts_with("perf.data") && !name.contains(".buildids")
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+// ---------------------------------------------------------------------------
+// Temporary directories
+// ---------------------------------------------------------------------------
+
+fn unique_suffix() -> String {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("{}-{}", N.fetch_add(1, Ordering::Relaxed), nanos)
+}
+
+/// A unique directory under `target/tmp`, removed on drop unless the test is
+/// panicking (so failed tests leave their files for inspection) or
+/// `PREC_KEEP_TMP` is set. Derefs to `Path`: `dir.join("perf.data")`.
+pub struct TempDir {
+    path: PathBuf,
+}
+
+impl TempDir {
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl AsRef<Path> for TempDir {
+    fn as_ref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("keeping {} of the failed test", self.path.display());
+        } else if std::env::var_os("PREC_KEEP_TMP").is_none() {
+            let _ = fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+/// Create a fresh unique directory under `target/tmp`, named after the test
+/// executable and thread.
+pub fn tempdir() -> TempDir {
+    let exe = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "test".into());
+    let thread = std::thread::current()
+        .name()
+        .unwrap_or("t")
+        .replace(|c: char| !c.is_ascii_alphanumeric() && c != '_', "_");
+    let path = target_dir().join("tmp").join(format!(
+        "{exe}-{thread}-{}-{}",
+        std::process::id(),
+        unique_suffix()
+    ));
+    fs::create_dir_all(&path).unwrap_or_else(|e| panic!("create {}: {e}", path.display()));
+    TempDir { path }
+}
+
+// ---------------------------------------------------------------------------
+// Running commands
+// ---------------------------------------------------------------------------
+
+fn describe(cmd: &Command) -> String {
+    let mut s = cmd.get_program().to_string_lossy().into_owned();
+    for a in cmd.get_args() {
+        let a = a.to_string_lossy();
+        if a.is_empty() || a.contains(|c: char| c.is_whitespace() || c == '\'') {
+            s.push_str(&format!(" '{}'", a.replace('\'', "'\\''")));
+        } else {
+            s.push(' ');
+            s.push_str(&a);
+        }
+    }
+    s
+}
+
+fn show_output(out: &Output) -> String {
+    const MAX: usize = 20_000;
+    let cut = |b: &[u8]| {
+        let s = String::from_utf8_lossy(b);
+        if s.len() > MAX {
+            let mut end = MAX;
+            while !s.is_char_boundary(end) {
+                end -= 1;
+            }
+            format!("{}\n... ({} bytes total)", &s[..end], s.len())
+        } else {
+            s.into_owned()
+        }
+    };
+    format!(
+        "--- stdout ---\n{}\n--- stderr ---\n{}",
+        cut(&out.stdout),
+        cut(&out.stderr)
+    )
+}
+
+/// Run `cmd` (stdin from /dev/null unless set), wait, and return its output;
+/// panics showing the command line, status, stdout and stderr unless it
+/// exits successfully.
+pub fn run(cmd: &mut Command) -> Output {
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run `{}`: {e}", describe(cmd)));
+    if !out.status.success() {
+        panic!(
+            "`{}` failed: {}\n{}",
+            describe(cmd),
+            out.status,
+            show_output(&out)
+        );
+    }
+    out
+}
+
+/// Like [`run`], but expects the command to fail; returns its output.
+pub fn run_fail(cmd: &mut Command) -> Output {
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run `{}`: {e}", describe(cmd)));
+    if out.status.success() {
+        panic!(
+            "`{}` succeeded but was expected to fail\n{}",
+            describe(cmd),
+            show_output(&out)
+        );
+    }
+    out
+}
+
+/// [`run`] and return stdout as a String (lossy UTF-8).
+pub fn stdout_of(cmd: &mut Command) -> String {
+    String::from_utf8_lossy(&run(cmd).stdout).into_owned()
+}
+
+// ---------------------------------------------------------------------------
+// Text comparison
+// ---------------------------------------------------------------------------
+
+/// Assert two texts are equal; on mismatch panic with a unified-style line
+/// diff (`-` expected, `+` actual, 3 lines of context, line numbers).
+pub fn assert_eq_text(expected: &str, actual: &str) {
+    if expected == actual {
+        return;
+    }
+    let diff = line_diff(expected, actual);
+    panic!(
+        "texts differ (- expected, + actual); {} vs {} lines\n{}",
+        expected.lines().count(),
+        actual.lines().count(),
+        diff
+    );
+}
+
+/// A readable line diff of two texts (empty if equal).
+pub fn line_diff(expected: &str, actual: &str) -> String {
+    let a: Vec<&str> = expected.split('\n').collect();
+    let b: Vec<&str> = actual.split('\n').collect();
+    if a == b {
+        return String::new();
+    }
+    // Common prefix and suffix, then an LCS on the middle (bounded size).
+    let mut pre = 0;
+    while pre < a.len() && pre < b.len() && a[pre] == b[pre] {
+        pre += 1;
+    }
+    let mut suf = 0;
+    while suf < a.len() - pre && suf < b.len() - pre && a[a.len() - 1 - suf] == b[b.len() - 1 - suf]
+    {
+        suf += 1;
+    }
+    let (ma, mb) = (&a[pre..a.len() - suf], &b[pre..b.len() - suf]);
+
+    // ops: (' ' | '-' | '+', index into a or b)
+    let mut ops: Vec<(char, usize)> = (0..pre).map(|i| (' ', i)).collect();
+    if ma.len().saturating_mul(mb.len()) <= 4_000_000 {
+        let (n, m) = (ma.len(), mb.len());
+        let mut lcs = vec![0u32; (n + 1) * (m + 1)];
+        for i in (0..n).rev() {
+            for j in (0..m).rev() {
+                lcs[i * (m + 1) + j] = if ma[i] == mb[j] {
+                    lcs[(i + 1) * (m + 1) + j + 1] + 1
+                } else {
+                    lcs[(i + 1) * (m + 1) + j].max(lcs[i * (m + 1) + j + 1])
+                };
+            }
+        }
+        let (mut i, mut j) = (0, 0);
+        while i < n || j < m {
+            if i < n && j < m && ma[i] == mb[j] {
+                ops.push((' ', pre + i));
+                i += 1;
+                j += 1;
+            } else if i < n && (j == m || lcs[(i + 1) * (m + 1) + j] >= lcs[i * (m + 1) + j + 1]) {
+                ops.push(('-', pre + i));
+                i += 1;
+            } else {
+                ops.push(('+', pre + j));
+                j += 1;
+            }
+        }
+    } else {
+        ops.extend((0..ma.len()).map(|i| ('-', pre + i)));
+        ops.extend((0..mb.len()).map(|j| ('+', pre + j)));
+    }
+    ops.extend((0..suf).map(|k| (' ', a.len() - suf + k)));
+
+    // Print changed lines with 3 lines of context, eliding the rest.
+    const CTX: usize = 3;
+    const MAX_LINES: usize = 400;
+    let changed: Vec<usize> = ops
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| o.0 != ' ')
+        .map(|(k, _)| k)
+        .collect();
+    let near = |k: usize| changed.iter().any(|&c| c + CTX >= k && k + CTX >= c);
+    let mut out = String::new();
+    let mut printed = 0;
+    let mut elided = false;
+    for (k, &(op, idx)) in ops.iter().enumerate() {
+        if !near(k) {
+            elided = true;
+            continue;
+        }
+        if elided {
+            out.push_str("   ...\n");
+            elided = false;
+        }
+        if printed == MAX_LINES {
+            out.push_str("   ... (diff truncated)\n");
+            break;
+        }
+        let text = if op == '+' { b[idx] } else { a[idx] };
+        out.push_str(&format!("{op}{:>5} |{}\n", idx + 1, visible(text)));
+        printed += 1;
+    }
+    out
+}
+
+/// Make trailing whitespace and control characters visible in diff lines.
+fn visible(s: &str) -> String {
+    let trimmed = s.trim_end_matches([' ', '\t', '\r']);
+    let mut out: String = trimmed
+        .chars()
+        .map(|c| {
+            if c.is_control() && c != '\t' {
+                '\u{fffd}'
+            } else {
+                c
+            }
+        })
+        .collect();
+    for c in s[trimmed.len()..].chars() {
+        out.push_str(match c {
+            ' ' => "\u{b7}",
+            '\t' => "\u{2192}",
+            _ => "\\r",
+        });
+    }
+    out
+}
