@@ -22,7 +22,9 @@ pub fn demangle(name: &str) -> Option<String> {
         }
     }
     let sym = cpp_demangle::Symbol::new(name.as_bytes()).ok()?;
-    let opts = cpp_demangle::DemangleOptions::new().no_params();
+    let opts = cpp_demangle::DemangleOptions::new()
+        .no_params()
+        .no_return_type();
     sym.demangle(&opts).ok()
 }
 
@@ -37,9 +39,7 @@ fn is_rust_legacy(name: &str) -> bool {
         return false;
     };
     match body.len().checked_sub(19).and_then(|i| body.get(i..)) {
-        Some(tail) => {
-            tail.starts_with("17h") && tail[3..].bytes().all(|b| b.is_ascii_hexdigit())
-        }
+        Some(tail) => tail.starts_with("17h") && tail[3..].bytes().all(|b| b.is_ascii_hexdigit()),
         None => false,
     }
 }
@@ -66,7 +66,10 @@ mod tests {
             demangle("_ZN2ns3BoxIlE4workEi").as_deref(),
             Some("ns::Box<long>::work")
         );
-        assert_eq!(demangle("_Z4spinRSt6vectorIiSaIiEEi").as_deref(), Some("spin"));
+        assert_eq!(
+            demangle("_Z4spinRSt6vectorIiSaIiEEi").as_deref(),
+            Some("spin")
+        );
         assert_eq!(demangle("main"), None);
         assert_eq!(demangle("_Zgarbage"), None);
     }

@@ -122,8 +122,7 @@ fn symbols_of<Elf: FileHeader<Endian = Endianness>>(
             continue;
         };
         // ARM / AArch64 mapping symbols ($a, $d, $t, $x) are not functions.
-        if matches!(machine, elf::EM_ARM | elf::EM_AARCH64) && raw_name.first() == Some(&b'$')
-        {
+        if matches!(machine, elf::EM_ARM | elf::EM_AARCH64) && raw_name.first() == Some(&b'$') {
             continue;
         }
         let binding = match sym.st_bind() {
@@ -191,7 +190,9 @@ fn plt_of<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> object::Result<V
         }
     }
     let plt = sections.section_by_name(endian, b".plt").map(|(_, s)| s);
-    let plt_sec = sections.section_by_name(endian, b".plt.sec").map(|(_, s)| s);
+    let plt_sec = sections
+        .section_by_name(endian, b".plt.sec")
+        .map(|(_, s)| s);
     let (base, header_size, entry_size) = match (plt_sec, plt) {
         (Some(sec), _) => {
             let ent: u64 = sec.sh_entsize(endian).into();

@@ -202,7 +202,7 @@ struct Binary {
 }
 
 enum Loaded<T> {
-    NotLoaded,
+    Pending,
     Failed,
     Ok(T),
 }
@@ -273,7 +273,7 @@ impl Symbolizer {
             options,
             binaries: Vec::new(),
             by_key: HashMap::new(),
-            kallsyms: Loaded::NotLoaded,
+            kallsyms: Loaded::Pending,
             jit: HashMap::new(),
             diagnostics: Vec::new(),
         }
@@ -309,7 +309,10 @@ impl Symbolizer {
     /// including failures, are cached.
     pub fn binary(&mut self, path: &str, build_id: Option<&[u8]>) -> Option<BinaryId> {
         let expected = build_id.map(normalize_build_id).filter(|b| !b.is_empty());
-        let key = (path.to_string(), expected.map(<[u8]>::to_vec).unwrap_or_default());
+        let key = (
+            path.to_string(),
+            expected.map(<[u8]>::to_vec).unwrap_or_default(),
+        );
         if let Some(r) = self.by_key.get(&key) {
             return *r;
         }
@@ -327,7 +330,12 @@ impl Symbolizer {
         if let (Some(id), Some(dir)) = (expected, home_debug_dir()) {
             if id.len() > 1 {
                 let h = hex(id);
-                candidates.push(dir.join(".build-id").join(&h[..2]).join(&h[2..]).join("elf"));
+                candidates.push(
+                    dir.join(".build-id")
+                        .join(&h[..2])
+                        .join(&h[2..])
+                        .join("elf"),
+                );
             }
         }
         let mut mismatch: Option<(PathBuf, Option<Vec<u8>>)> = None;
@@ -358,7 +366,9 @@ impl Symbolizer {
                  Fix: report on the machine that recorded, pass --symfs to a copy of its \
                  files, or keep the binaries unchanged (perf record's ~/.debug build-id cache)",
                 file.display(),
-                found.as_deref().map_or_else(|| "no build-id".to_string(), hex),
+                found
+                    .as_deref()
+                    .map_or_else(|| "no build-id".to_string(), hex),
                 hex(expected.unwrap_or_default()),
             );
             self.diag(DiagnosticKind::BuildIdMismatch, path, msg);
@@ -394,7 +404,11 @@ impl Symbolizer {
         let mut syms = match elf::function_symbols(&bin.map, Table::Symtab) {
             Ok(s) => s,
             Err(e) => {
-                self.diag(DiagnosticKind::Corrupt, name, format!("{e}; trying other sources"));
+                self.diag(
+                    DiagnosticKind::Corrupt,
+                    name,
+                    format!("{e}; trying other sources"),
+                );
                 Vec::new()
             }
         };
@@ -629,7 +643,7 @@ impl Symbolizer {
     /// demangled, like perf. `None` when kallsyms is unreadable or
     /// restricted (a diagnostic is recorded).
     pub fn kernel_symbol(&mut self, addr: u64) -> Option<SymbolInfo> {
-        if matches!(self.kallsyms, Loaded::NotLoaded) {
+        if matches!(self.kallsyms, Loaded::Pending) {
             self.load_kallsyms();
         }
         let Loaded::Ok(table) = &self.kallsyms else {
@@ -695,7 +709,11 @@ fn search_debug_file(symfs: Option<&Path>, bin: &mut Binary) {
             candidates.push(dir.join(".debug").join(link));
         }
         if let Some(dir) = orig.parent() {
-            candidates.push(usr_debug.join(dir.strip_prefix("/").unwrap_or(dir)).join(link));
+            candidates.push(
+                usr_debug
+                    .join(dir.strip_prefix("/").unwrap_or(dir))
+                    .join(link),
+            );
         }
     }
     let rel = orig.strip_prefix("/").unwrap_or(orig);
@@ -704,7 +722,12 @@ fn search_debug_file(symfs: Option<&Path>, bin: &mut Binary) {
     if let (Some(id), Some(dir)) = (bin.info.build_id.as_deref(), home_debug_dir()) {
         if id.len() > 1 {
             let h = hex(id);
-            candidates.push(dir.join(".build-id").join(&h[..2]).join(&h[2..]).join("debug"));
+            candidates.push(
+                dir.join(".build-id")
+                    .join(&h[..2])
+                    .join(&h[2..])
+                    .join("debug"),
+            );
         }
     }
     let own = std::fs::canonicalize(&bin.file).ok();
@@ -713,7 +736,9 @@ fn search_debug_file(symfs: Option<&Path>, bin: &mut Binary) {
             continue;
         }
         let Ok(map) = mmap_file(&cand) else { continue };
-        let Ok(info) = elf::parse_info(&map) else { continue };
+        let Ok(info) = elf::parse_info(&map) else {
+            continue;
+        };
         if let (Some(a), Some(b)) = (&bin.info.build_id, &info.build_id) {
             if a != b {
                 continue;
@@ -768,7 +793,9 @@ fn parse_kallsyms(text: &str) -> Option<SymbolTable> {
             continue;
         };
         any_nonzero |= addr != 0;
-        let Some(ty) = ty.chars().next() else { continue };
+        let Some(ty) = ty.chars().next() else {
+            continue;
+        };
         if !matches!(ty.to_ascii_uppercase(), 'T' | 'W') {
             continue;
         }

@@ -144,5 +144,5 @@ impl SymbolTable {
 }
 
 fn round_up_page(v: u64) -> u64 {
-    v.checked_add(4095).map_or(u64::MAX & !4095, |x| x & !4095)
+    v.checked_add(4095).map_or(!4095, |x| x & !4095)
 }
