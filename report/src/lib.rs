@@ -1,3 +1,4 @@
 //! Thread and map timeline, symbolization, aggregation and perf-report-style output.
 
+pub mod header;
 pub mod symbolize;
