@@ -37,7 +37,10 @@
 //!   symbols are synthesized from the PLT relocations. Duplicate addresses are
 //!   resolved with perf's `choose_best_symbol` rules (non-zero size, non-weak,
 //!   global, fewer leading underscores, longer name) and zero-sized symbols
-//!   extend to the next symbol (`symbols__fixup_end`).
+//!   extend to the next symbol (`symbols__fixup_end`). Like perf 6.1, PLT
+//!   symbols are added after that fix-up, so a zero-sized `_init` right before
+//!   `.plt` covers the PLT and wins (`_init+0x30`, verified with perf 6.1);
+//!   set [`SymbolizerOptions::prefer_plt_names`] for `strlen@plt` instead.
 //! * Names are demangled like perf 6.1 (see [`demangle()`]): C++ without the
 //!   parameter list, Rust without hashes. `demangle: false` keeps raw names.
 //! * Source lines: [`SourceLocation::srcline`] prints `basename:line` like
@@ -76,6 +79,11 @@ pub struct SymbolizerOptions {
     pub kallsyms: Option<PathBuf>,
     /// Demangle C++ and Rust names (`--no-demangle` sets this to false).
     pub demangle: bool,
+    /// Always report synthesized `name@plt` symbols for PLT addresses
+    /// (newer perf, >= 6.3). When false (the default), reproduce perf 6.1:
+    /// a zero-sized symbol before the PLT (usually `_init`) that was extended
+    /// over it wins, so PLT samples show as `_init+0x30`.
+    pub prefer_plt_names: bool,
 }
 
 impl Default for SymbolizerOptions {
@@ -84,6 +92,7 @@ impl Default for SymbolizerOptions {
             symfs: None,
             kallsyms: None,
             demangle: true,
+            prefer_plt_names: false,
         }
     }
 }
@@ -422,8 +431,8 @@ impl Symbolizer {
         if syms.is_empty() {
             syms = elf::function_symbols(&bin.map, Table::Dynsym).unwrap_or_default();
         }
-        syms.extend(elf::plt_symbols(&bin.map));
-        if syms.is_empty() {
+        let plt = elf::plt_symbols(&bin.map);
+        if syms.is_empty() && plt.is_empty() {
             let msg = format!(
                 "no symbols in {} (stripped, no debug file found). Fix: install its debug \
                  info (e.g. the -dbg/-dbgsym package) or rebuild without stripping",
@@ -432,6 +441,7 @@ impl Symbolizer {
             self.diag(DiagnosticKind::NoSymbols, name, msg);
         }
         bin.symbols = SymbolTable::build(syms, false, false);
+        bin.symbols.add_plt(plt);
         self.binaries.push(bin);
         id
     }
@@ -514,7 +524,10 @@ impl Symbolizer {
     /// The function symbol containing `elf_addr` (an address returned by
     /// [`Self::to_elf_address`]). O(log n).
     pub fn symbol(&self, bin: BinaryId, elf_addr: u64) -> Option<SymbolInfo> {
-        let sym = self.bin(bin)?.symbols.find(elf_addr)?;
+        let sym = self
+            .bin(bin)?
+            .symbols
+            .find_with(elf_addr, self.options.prefer_plt_names)?;
         Some(Self::info_of(self.display_name(sym), sym))
     }
 

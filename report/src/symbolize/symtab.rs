@@ -21,6 +21,9 @@ pub(crate) struct Sym {
     pub module: Option<Box<str>>,
     /// Demangled name, computed on first use.
     pub demangled: OnceCell<Box<str>>,
+    /// Index of an earlier (non-PLT) symbol whose end was extended over this
+    /// synthesized PLT entry (see [`SymbolTable::add_plt`]).
+    pub covered_by: Option<u32>,
 }
 
 impl Sym {
@@ -32,6 +35,7 @@ impl Sym {
             name: name.into(),
             module: None,
             demangled: OnceCell::new(),
+            covered_by: None,
         }
     }
 }
@@ -124,6 +128,58 @@ impl SymbolTable {
             }
         }
         SymbolTable { syms: out }
+    }
+
+    /// Adds synthesized PLT symbols after the fix-ups, like perf 6.1 does
+    /// (`dso__synthesize_plt_symbols` runs after `dso__load_sym`). A
+    /// zero-sized symbol before the PLT (typically `_init` in `.init`) has
+    /// then already been extended over the PLT; perf 6.1's tree search meets
+    /// that symbol first, so samples in the PLT show as `_init+0x30`. That
+    /// covering symbol is remembered so [`Self::find`] can reproduce it.
+    pub fn add_plt(&mut self, plt: Vec<Sym>) {
+        if plt.is_empty() {
+            return;
+        }
+        let mut all: Vec<Sym> = std::mem::take(&mut self.syms);
+        let first_plt = all.len();
+        all.extend(plt);
+        // Stable: existing symbols stay before PLT symbols at equal starts.
+        let mut order: Vec<usize> = (0..all.len()).collect();
+        order.sort_by_key(|&i| (all[i].start, i >= first_plt));
+        let mut slots: Vec<Option<Sym>> = all.into_iter().map(Some).collect();
+        let mut out = Vec::with_capacity(slots.len());
+        let mut last_real: Option<usize> = None;
+        for i in order {
+            let Some(mut sym) = slots[i].take() else {
+                continue;
+            };
+            if i >= first_plt {
+                if let Some(r) = last_real {
+                    let real: &Sym = &out[r];
+                    if real.end > sym.start {
+                        sym.covered_by = u32::try_from(r).ok();
+                    }
+                }
+            } else {
+                last_real = Some(out.len());
+            }
+            out.push(sym);
+        }
+        self.syms = out;
+    }
+
+    /// Like [`Self::find`], but a symbol that perf 6.1 would shadow with a
+    /// covering symbol is returned as is when `prefer_plt` is set.
+    pub fn find_with(&self, addr: u64, prefer_plt: bool) -> Option<&Sym> {
+        let sym = self.find(addr)?;
+        if !prefer_plt {
+            if let Some(c) = sym.covered_by.and_then(|c| self.syms.get(c as usize)) {
+                if addr >= c.start && addr < c.end {
+                    return Some(c);
+                }
+            }
+        }
+        Some(sym)
     }
 
     pub fn len(&self) -> usize {

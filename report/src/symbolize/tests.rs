@@ -176,6 +176,13 @@ fn readelf_loads(bin: &Path) -> Vec<(u64, u64, u64, bool)> {
         .collect()
 }
 
+fn plt_opts() -> SymbolizerOptions {
+    SymbolizerOptions {
+        prefer_plt_names: true,
+        ..SymbolizerOptions::default()
+    }
+}
+
 fn sym_of(s: &Symbolizer, bin: BinaryId, addr: u64) -> Option<String> {
     s.symbol(bin, addr).map(|i| i.name)
 }
@@ -253,7 +260,7 @@ fn pie_symbols_plt_and_address_translation() {
         "pie",
         &["-O1", "-g", "-fPIE", "-pie"],
     );
-    let mut s = Symbolizer::new(SymbolizerOptions::default());
+    let mut s = Symbolizer::new(plt_opts());
     let bin = s.binary(p(&exe), None).expect("open pie");
     assert!(check_symbols_against_nm(&s, bin, &exe) >= 4);
     let nm = nm_functions(&exe, false);
@@ -294,6 +301,35 @@ fn pie_symbols_plt_and_address_translation() {
 }
 
 #[test]
+fn perf61_plt_samples_show_as_init() {
+    // perf 6.1 extends the zero-sized `_init` over `.plt` before adding the
+    // synthesized PLT symbols and reports `_init+0x30` (checked with real
+    // `perf report` on this kind of binary).
+    let dir = tmpdir("plt61");
+    let exe = compile(&dir, "gcc", C_SRC, "c", "pie", &["-O2", "-g"]);
+    let nm = nm_functions(&exe, false);
+    let (&init, _) = nm.iter().find(|(_, n)| *n == "_init").expect("_init");
+    let plt = objdump_plt(&exe);
+    assert!(!plt.is_empty());
+    let mut s = Symbolizer::new(SymbolizerOptions::default());
+    let bin = s.binary(p(&exe), None).expect("open");
+    let mut shadowed = 0;
+    for addr in plt.keys() {
+        let i = s.symbol(bin, *addr).expect("symbol");
+        if init < *addr {
+            assert_eq!((i.name.as_str(), i.start), ("_init", init));
+            shadowed += 1;
+        }
+    }
+    assert!(shadowed > 0);
+    let mut s = Symbolizer::new(plt_opts());
+    let bin = s.binary(p(&exe), None).expect("open");
+    for (addr, name) in &plt {
+        assert_eq!(sym_of(&s, bin, *addr).as_deref(), Some(name.as_str()));
+    }
+}
+
+#[test]
 fn non_pie_runtime_address_is_elf_address() {
     let dir = tmpdir("nopie");
     let exe = compile(
@@ -304,7 +340,7 @@ fn non_pie_runtime_address_is_elf_address() {
         "nopie",
         &["-O1", "-g", "-no-pie", "-fno-pie"],
     );
-    let mut s = Symbolizer::new(SymbolizerOptions::default());
+    let mut s = Symbolizer::new(plt_opts());
     let bin = s.binary(p(&exe), None).expect("open");
     check_symbols_against_nm(&s, bin, &exe);
     let nm = nm_functions(&exe, false);
@@ -333,7 +369,7 @@ fn shared_library_symbols_and_odd_pgoff() {
         "libfoo.so",
         &["-O1", "-g", "-shared", "-fPIC"],
     );
-    let mut s = Symbolizer::new(SymbolizerOptions::default());
+    let mut s = Symbolizer::new(plt_opts());
     let bin = s.binary(p(&lib), None).expect("open so");
     check_symbols_against_nm(&s, bin, &lib);
     let nm = nm_functions(&lib, false);
@@ -374,7 +410,7 @@ fn stripped_binary_uses_debuglink_file() {
     let stripped = dir.join("prog.stripped");
     run("strip", &["-s", p(&exe), "-o", p(&stripped)]);
     // Stripped, no debug link: only PLT symbols remain.
-    let mut s = Symbolizer::new(SymbolizerOptions::default());
+    let mut s = Symbolizer::new(plt_opts());
     let bin = s.binary(p(&stripped), None).expect("open stripped");
     assert_eq!(sym_of(&s, bin, local), None);
     assert!(s.inline_frames(bin, local).is_empty());
@@ -390,7 +426,7 @@ fn stripped_binary_uses_debuglink_file() {
         "objcopy",
         &[&format!("--add-gnu-debuglink={}", p(&debug)), p(&stripped)],
     );
-    let mut s = Symbolizer::new(SymbolizerOptions::default());
+    let mut s = Symbolizer::new(plt_opts());
     let bin = s.binary(p(&stripped), None).expect("open stripped");
     assert_eq!(s.debug_file_path(bin), Some(debug.as_path()));
     check_symbols_against_nm(&s, bin, &exe);
@@ -404,7 +440,7 @@ fn stripped_binary_uses_debuglink_file() {
     std::fs::create_dir_all(d2.join(".debug")).expect("mkdir");
     std::fs::copy(&stripped, d2.join("prog")).expect("copy");
     std::fs::copy(&debug, d2.join(".debug/prog.debug")).expect("copy");
-    let mut s = Symbolizer::new(SymbolizerOptions::default());
+    let mut s = Symbolizer::new(plt_opts());
     let bin = s.binary(p(&d2.join("prog")), None).expect("open");
     assert_eq!(sym_of(&s, bin, local).as_deref(), Some("local_fn"));
 }
@@ -414,7 +450,7 @@ fn inline_frames_match_addr2line() {
     let dir = tmpdir("inline");
     let exe = compile(&dir, "gcc", C_SRC, "c", "inl", &["-O2", "-g"]);
     let nm = nm_functions(&exe, false);
-    let mut s = Symbolizer::new(SymbolizerOptions::default());
+    let mut s = Symbolizer::new(plt_opts());
     let bin = s.binary(p(&exe), None).expect("open");
     let mut addrs = Vec::new();
     for name in ["compute", "main", "leaf"] {
@@ -451,7 +487,7 @@ fn cpp_demangling_matches_cxxfilt_without_params() {
     let filt = run("c++filt", &[&["-p"][..], &names[..]].concat());
     let filt: Vec<&str> = filt.lines().collect();
     assert_eq!(filt.len(), names.len());
-    let mut s = Symbolizer::new(SymbolizerOptions::default());
+    let mut s = Symbolizer::new(plt_opts());
     let bin = s.binary(p(&exe), None).expect("open");
     let mut mangled = 0;
     for ((addr, raw_name), want) in addrs.iter().zip(&names).zip(&filt) {
@@ -505,7 +541,7 @@ fn build_id_check_symfs_and_missing() {
     let id: Vec<u8> = (0..hexid.len() / 2)
         .map(|i| u8::from_str_radix(&hexid[2 * i..2 * i + 2], 16).expect("hex"))
         .collect();
-    let mut s = Symbolizer::new(SymbolizerOptions::default());
+    let mut s = Symbolizer::new(plt_opts());
     // perf.data pads build-ids with zeros.
     let mut padded = id.clone();
     padded.extend([0, 0, 0, 0]);
@@ -556,7 +592,7 @@ fn corrupt_files_give_diagnostics_not_panics() {
     let dir = tmpdir("corrupt");
     let exe = compile(&dir, "gcc", C_SRC, "c", "prog", &["-O1", "-g"]);
     let data = std::fs::read(&exe).expect("read");
-    let mut s = Symbolizer::new(SymbolizerOptions::default());
+    let mut s = Symbolizer::new(plt_opts());
     let garbage = dir.join("garbage");
     std::fs::write(&garbage, b"\x7fELF\x02\x01\x01garbage").expect("write");
     assert_eq!(s.binary(p(&garbage), None), None);
@@ -668,7 +704,7 @@ fn jit_perf_map() {
          garbage line\n",
     )
     .expect("write map");
-    let mut s = Symbolizer::new(SymbolizerOptions::default());
+    let mut s = Symbolizer::new(plt_opts());
     let j = s.jit_symbol(pid, 0x7f0000001010).expect("jit");
     assert_eq!(
         (j.name.as_str(), j.start, j.size),
@@ -719,7 +755,7 @@ fn system_libc_with_separate_debug_info() {
     if !Path::new(libc).exists() {
         return;
     }
-    let mut s = Symbolizer::new(SymbolizerOptions::default());
+    let mut s = Symbolizer::new(plt_opts());
     let bin = s.binary(libc, None).expect("libc");
     let dyn_syms = run("nm", &["-D", "--defined-only", libc]);
     let (addr, _) = dyn_syms
