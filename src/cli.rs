@@ -19,6 +19,22 @@ pub enum Command {
     Record(RecordArgs),
     /// Read perf.data and display the profile.
     Report(ReportArgs),
+    /// Read a perf.data and write it again (file or pipe mode, either byte order).
+    Inject(InjectArgs),
+}
+
+/// `prec inject` arguments.
+#[derive(Args, Debug)]
+pub struct InjectArgs {
+    /// Input file name ("-" reads pipe mode from stdin).
+    #[arg(short = 'i', long = "input", default_value = "-")]
+    pub input: PathBuf,
+    /// Output file name ("-" writes pipe mode to stdout).
+    #[arg(short = 'o', long = "output", default_value = "-")]
+    pub output: String,
+    /// Byte order of the output: native (default), little or big.
+    #[arg(long = "byte-order", default_value = "native")]
+    pub byte_order: String,
 }
 
 /// `prec record` arguments (perf record's names).

@@ -7,8 +7,11 @@
 pub mod attr;
 pub mod bytes;
 pub mod constants;
+pub mod convert;
+pub mod encode;
 pub mod endian;
 pub mod error;
+pub mod features;
 
 pub use attr::Attr;
 pub use bytes::{Cursor, U64Slice};
@@ -18,6 +21,7 @@ pub use error::{Error, ErrorKind, Result};
 pub mod read;
 pub mod record;
 pub mod sample;
+pub mod write;
 
 pub use read::{EventAttr, PerfFile};
 pub use record::{RawRecord, Record};

@@ -1,6 +1,7 @@
 //! One module per subcommand: each turns its arguments into a library
 //! configuration and runs it.
 
+mod inject;
 mod record;
 mod report;
 
@@ -15,5 +16,6 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Record(args) => record::run(args),
         Command::Report(args) => report::run(args),
+        Command::Inject(args) => inject::run(args),
     }
 }
