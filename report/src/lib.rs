@@ -1,4 +1,10 @@
 //! Thread and map timeline, symbolization, aggregation and perf-report-style output.
 
+pub mod aggregate;
+pub mod dump;
 pub mod header;
+pub mod maps;
+pub mod output;
+pub mod stats;
 pub mod symbolize;
+pub mod tasks;

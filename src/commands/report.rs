@@ -1,15 +1,149 @@
 //! `prec report`.
 
+use std::io::Write;
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
+
+use prec_report::aggregate::{self, Options};
+use prec_report::output;
 
 use crate::cli::ReportArgs;
 use crate::input::Input;
 
+fn list<T: std::str::FromStr>(s: &str, what: &str) -> Result<Vec<T>> {
+    s.split(',')
+        .map(str::trim)
+        .filter(|x| !x.is_empty())
+        .map(|x| {
+            x.parse::<T>()
+                .map_err(|_| anyhow::anyhow!("bad {what} `{x}'"))
+        })
+        .collect()
+}
+
+/// perf's CPU list syntax: `0-2,5`.
+fn cpu_list(s: &str) -> Result<Vec<u32>> {
+    let mut v = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|x| !x.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let a: u32 = a.parse().with_context(|| format!("bad CPU list `{s}'"))?;
+                let b: u32 = b.parse().with_context(|| format!("bad CPU list `{s}'"))?;
+                if b < a || b - a > 65536 {
+                    anyhow::bail!("bad CPU range `{part}'");
+                }
+                v.extend(a..=b);
+            }
+            None => v.push(
+                part.parse()
+                    .with_context(|| format!("bad CPU list `{s}'"))?,
+            ),
+        }
+    }
+    Ok(v)
+}
+
+fn strings(s: &Option<String>) -> Option<Vec<String>> {
+    s.as_ref().map(|s| {
+        s.split(',')
+            .map(|x| x.trim().to_string())
+            .filter(|x| !x.is_empty())
+            .collect()
+    })
+}
+
+/// Turns the command-line arguments into report options.
+fn options(args: &ReportArgs) -> Result<Options> {
+    let mut o = Options::default();
+    if let Some(s) = &args.sort {
+        o.sort = aggregate::parse_sort(s).map_err(anyhow::Error::msg)?;
+    }
+    if let Some(f) = &args.fields {
+        let fields = aggregate::parse_fields(f).map_err(anyhow::Error::msg)?;
+        // Keys named in -F are the sort keys when --sort is not given.
+        if args.sort.is_none() {
+            let keys: Vec<_> = fields
+                .iter()
+                .filter_map(|f| match f {
+                    aggregate::Field::Key(k) => Some(*k),
+                    _ => None,
+                })
+                .collect();
+            if !keys.is_empty() {
+                o.sort = keys;
+            }
+        }
+        o.fields = Some(fields);
+    }
+    o.show_nr_samples = args.show_nr_samples;
+    o.percent_limit = args.percent_limit.unwrap_or(0.0);
+    o.comms = strings(&args.comms);
+    o.dsos = strings(&args.dsos);
+    o.symbols = strings(&args.symbols);
+    if let Some(p) = &args.pids {
+        o.pids = Some(list(p, "pid")?);
+    }
+    if let Some(t) = &args.tids {
+        o.tids = Some(list(t, "tid")?);
+    }
+    if let Some(c) = &args.cpu {
+        o.cpus = Some(cpu_list(c)?);
+    }
+    if let Some(t) = &args.time {
+        o.time = Some(aggregate::parse_time(t).map_err(anyhow::Error::msg)?);
+    }
+    o.group = args.group;
+    o.symfs = args.symfs.clone();
+    o.kallsyms = args.kallsyms.clone();
+    o.demangle = !args.no_demangle;
+    o.quiet = args.quiet;
+    Ok(o)
+}
+
 pub fn run(args: ReportArgs) -> Result<ExitCode> {
+    let opts = options(&args)?;
     let input = Input::open(&args.input)?;
     let file = input.parse()?;
-    let _ = file;
-    anyhow::bail!("prec report is being built")
+    if args.dump_raw_trace || args.stats {
+        return dump_or_stats(&args, &input, &file);
+    }
+    let data = aggregate::build(&file, opts);
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    output::write_report(&mut out, &data)?;
+    out.flush()?;
+    if !args.quiet {
+        for w in &data.warnings {
+            eprintln!("prec: {}: {w}", input.name);
+        }
+        for n in output::quality_notes(&data) {
+            eprintln!("prec: note: {n}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `-D` / `--stats`: dumps records or counts them like perf; a data error
+/// stops with the records before it printed and a non-zero exit.
+fn dump_or_stats(
+    args: &ReportArgs,
+    input: &Input,
+    file: &prec_format::PerfFile<'_>,
+) -> Result<ExitCode> {
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    let err = if args.dump_raw_trace {
+        prec_report::dump::dump_raw_trace(file, &input.name, &mut out)?
+    } else {
+        prec_report::stats::print_stats(file, &mut out)?
+    };
+    out.flush()?;
+    match err {
+        Some(e) => {
+            eprintln!("prec: {}: {e}", input.name);
+            Ok(ExitCode::FAILURE)
+        }
+        None => Ok(ExitCode::SUCCESS),
+    }
 }

@@ -1,0 +1,1147 @@
+//! Sample aggregation: perf 6.1's `hists` for `perf report`.
+//!
+//! [`build`] walks a file's records in delivery order, keeps the
+//! [`Machine`](crate::tasks::Machine) timeline up to date, resolves every
+//! sample to thread, map and symbol, and adds its period to the hist entry of
+//! its sort key values, one table per event. Entries are keyed by small
+//! integers (interned comm, DSO name, symbol ids), so the hot path does not
+//! allocate; each distinct (DSO, address) is symbolized once.
+//!
+//! Entry order follows perf's `hists__output_resort`: by period descending,
+//! then by each sort key's `se_sort` in order; entries still equal keep the
+//! order of perf's collapsed tree (each key's `se_cmp`).
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use prec_format::attr::{attr_type, flags as af};
+use prec_format::constants::sample_type as st;
+use prec_format::features::{self, Feature};
+use prec_format::record::{MmapFileId, Record};
+use prec_format::{Attr, FeatureId, PerfFile, RecordType};
+
+use crate::maps::{DsoId, DsoKind, Map};
+use crate::symbolize::{BinaryId, Symbolizer, SymbolizerOptions};
+use crate::tasks::{CommId, Machine, ThreadId};
+
+/// A `--sort` key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SortKey {
+    Comm,
+    /// perf's `pid` key (shows `tid:comm`).
+    Pid,
+    /// prec extension: same as `pid`.
+    Tid,
+    Dso,
+    Sym,
+    /// prec extension: `sym+0xoff`.
+    SymOff,
+    Srcline,
+    Srcfile,
+    Cpu,
+    Parent,
+}
+
+impl SortKey {
+    /// Parses one key name (perf's names; `symbol` for `sym`).
+    pub fn parse(s: &str) -> Option<SortKey> {
+        Some(match s {
+            "comm" => SortKey::Comm,
+            "pid" => SortKey::Pid,
+            "tid" => SortKey::Tid,
+            "dso" => SortKey::Dso,
+            "sym" | "symbol" => SortKey::Sym,
+            "symoff" => SortKey::SymOff,
+            "srcline" => SortKey::Srcline,
+            "srcfile" => SortKey::Srcfile,
+            "cpu" => SortKey::Cpu,
+            "parent" => SortKey::Parent,
+            _ => return None,
+        })
+    }
+
+    /// Column header.
+    pub fn header(self) -> &'static str {
+        match self {
+            SortKey::Comm => "Command",
+            SortKey::Pid | SortKey::Tid => "    Pid:Command",
+            SortKey::Dso => "Shared Object",
+            SortKey::Sym | SortKey::SymOff => "Symbol",
+            SortKey::Srcline => "Source:Line",
+            SortKey::Srcfile => "Source File",
+            SortKey::Cpu => "CPU",
+            SortKey::Parent => "Parent symbol",
+        }
+    }
+}
+
+/// An output column (`-F`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Field {
+    Overhead,
+    Sample,
+    Period,
+    Key(SortKey),
+}
+
+/// What to report.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Sort keys (default `comm,dso,sym`).
+    pub sort: Vec<SortKey>,
+    /// Explicit output fields (`-F`); `None` = overhead [+ samples] + keys.
+    pub fields: Option<Vec<Field>>,
+    pub show_nr_samples: bool,
+    pub percent_limit: f64,
+    pub comms: Option<Vec<String>>,
+    pub pids: Option<Vec<i32>>,
+    pub tids: Option<Vec<i32>>,
+    pub dsos: Option<Vec<String>>,
+    pub symbols: Option<Vec<String>>,
+    pub cpus: Option<Vec<u32>>,
+    /// Time window in ns (inclusive), either side open.
+    pub time: Option<(Option<u64>, Option<u64>)>,
+    pub group: bool,
+    pub symfs: Option<PathBuf>,
+    pub kallsyms: Option<PathBuf>,
+    pub demangle: bool,
+    pub quiet: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            sort: vec![SortKey::Comm, SortKey::Dso, SortKey::Sym],
+            fields: None,
+            show_nr_samples: false,
+            percent_limit: 0.0,
+            comms: None,
+            pids: None,
+            tids: None,
+            dsos: None,
+            symbols: None,
+            cpus: None,
+            time: None,
+            group: false,
+            symfs: None,
+            kallsyms: None,
+            demangle: true,
+            quiet: false,
+        }
+    }
+}
+
+/// Parses a `--sort` list.
+pub fn parse_sort(s: &str) -> Result<Vec<SortKey>, String> {
+    let mut v = Vec::new();
+    for k in s.split(',').map(str::trim).filter(|k| !k.is_empty()) {
+        match SortKey::parse(k) {
+            Some(key) => {
+                if !v.contains(&key) {
+                    v.push(key)
+                }
+            }
+            None => return Err(format!("Unknown --sort key: `{k}'")),
+        }
+    }
+    if v.is_empty() {
+        return Err("empty --sort list".into());
+    }
+    Ok(v)
+}
+
+/// Parses a `-F` list into fields and the sort keys it implies.
+pub fn parse_fields(s: &str) -> Result<Vec<Field>, String> {
+    let mut v = Vec::new();
+    for k in s.split(',').map(str::trim).filter(|k| !k.is_empty()) {
+        let f = match k {
+            "overhead" => Field::Overhead,
+            "sample" => Field::Sample,
+            "period" => Field::Period,
+            _ => match SortKey::parse(k) {
+                Some(key) => Field::Key(key),
+                None => return Err(format!("Unknown --fields key: `{k}'")),
+            },
+        };
+        v.push(f);
+    }
+    Ok(v)
+}
+
+/// Handle of an interned string (DSO short names, symbol names, srclines).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StrId(pub u32);
+
+/// String interner.
+#[derive(Debug, Default)]
+pub struct Strings {
+    v: Vec<String>,
+    map: HashMap<String, StrId>,
+}
+
+impl Strings {
+    pub fn intern(&mut self, s: &str) -> StrId {
+        if let Some(&id) = self.map.get(s) {
+            return id;
+        }
+        let id = StrId(self.v.len() as u32);
+        self.v.push(s.to_string());
+        self.map.insert(s.to_string(), id);
+        id
+    }
+
+    pub fn get(&self, id: StrId) -> &str {
+        self.v.get(id.0 as usize).map_or("", String::as_str)
+    }
+}
+
+/// A resolved symbol.
+#[derive(Clone, Debug)]
+pub struct Sym {
+    pub name: StrId,
+    /// Start and end in perf's DSO-relative address space (`al->addr`).
+    pub start: u64,
+    pub end: u64,
+}
+
+/// Symbol identity within a report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SymId(pub u32);
+
+/// The sort-key values of one entry; unused parts stay 0.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+struct Key {
+    comm: u32,
+    tid: i32,
+    /// DSO short name + 1 (0 = no map).
+    dso: u32,
+    /// Symbol id + 1, 0 = none (then `addr` decides).
+    sym: u32,
+    addr: u64,
+    srcline: u32,
+    srcfile: u32,
+    cpu: u32,
+}
+
+/// One line of the report.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub period: u64,
+    pub nr_samples: u64,
+    /// Periods of the group members (leader first) in group mode.
+    pub group_periods: Vec<u64>,
+    /// The first sample's resolution (perf keeps it in the hist entry).
+    pub thread: ThreadId,
+    pub comm: CommId,
+    pub level: u8,
+    pub map: Option<Map>,
+    /// perf's `he->ip` (`al->addr` of the first sample).
+    pub addr: u64,
+    pub sym: Option<SymId>,
+    pub srcline: Option<StrId>,
+    pub srcfile: Option<StrId>,
+    pub cpu: u32,
+    /// Filtered out by --comms/--pids/--tids/--dsos/--symbols.
+    pub filtered: bool,
+}
+
+/// One event's hists.
+#[derive(Clone, Debug)]
+pub struct Hists {
+    /// Index in the file's attrs.
+    pub attr_index: usize,
+    pub name: String,
+    pub entries: Vec<Entry>,
+    index: HashMap<Key, usize>,
+    pub nr_samples: u64,
+    pub total_period: u64,
+}
+
+/// Counters for the quality notes.
+#[derive(Clone, Debug, Default)]
+pub struct Quality {
+    pub samples: u64,
+    pub no_map: u64,
+    pub no_symbol: u64,
+    pub lost_samples: u64,
+    pub lost_events: u64,
+    pub throttled: u64,
+    pub unknown_id: u64,
+    pub bad_samples: u64,
+}
+
+/// A display group (`--group`, or the file's GROUP_DESC).
+#[derive(Clone, Debug)]
+pub struct Group {
+    /// Indices into [`ReportData::hists`], leader first.
+    pub members: Vec<usize>,
+    /// perf's `evsel__group_desc`.
+    pub desc: String,
+}
+
+/// Everything needed to print the report.
+pub struct ReportData {
+    pub hists: Vec<Hists>,
+    pub groups: Option<Vec<Group>>,
+    pub machine: Machine,
+    pub strings: Strings,
+    pub syms: Vec<Sym>,
+    pub total_lost_samples: u64,
+    pub quality: Quality,
+    /// Problems to show on stderr.
+    pub warnings: Vec<String>,
+    pub symbolizer: Symbolizer,
+    pub options: Options,
+}
+
+/// perf's `evsel__name` for an attr without a recorded name.
+pub fn event_name(attr: &Attr) -> String {
+    const HW: [&str; 10] = [
+        "cycles",
+        "instructions",
+        "cache-references",
+        "cache-misses",
+        "branches",
+        "branch-misses",
+        "bus-cycles",
+        "stalled-cycles-frontend",
+        "stalled-cycles-backend",
+        "ref-cycles",
+    ];
+    const SW: [&str; 12] = [
+        "cpu-clock",
+        "task-clock",
+        "page-faults",
+        "context-switches",
+        "cpu-migrations",
+        "minor-faults",
+        "major-faults",
+        "alignment-faults",
+        "emulation-faults",
+        "dummy",
+        "bpf-output",
+        "cgroup-switches",
+    ];
+    let base = match attr.type_ {
+        attr_type::HARDWARE => HW.get(attr.config as usize).map_or_else(
+            || format!("unknown-hardware:{}", attr.config),
+            |s| s.to_string(),
+        ),
+        attr_type::SOFTWARE => SW.get(attr.config as usize).map_or_else(
+            || format!("unknown-software:{}", attr.config),
+            |s| s.to_string(),
+        ),
+        attr_type::RAW => format!("raw 0x{:x}", attr.config),
+        attr_type::TRACEPOINT => "unknown tracepoint".to_string(),
+        attr_type::HW_CACHE => format!("hw-cache 0x{:x}", attr.config),
+        attr_type::BREAKPOINT => format!("mem:0x{:x}", attr.config1),
+        t => format!("unknown attr type: {t}"),
+    };
+    format!("{base}{}", modifiers(attr))
+}
+
+/// perf's `evsel__add_modifiers`.
+fn modifiers(attr: &Attr) -> String {
+    let mut s = String::new();
+    let mut exclude_guest_default = false;
+    let ex = |f: u64| attr.flags & f != 0;
+    if ex(af::EXCLUDE_KERNEL) || ex(af::EXCLUDE_USER) || ex(af::EXCLUDE_HV) {
+        if !ex(af::EXCLUDE_KERNEL) {
+            s.push('k');
+        }
+        if !ex(af::EXCLUDE_USER) {
+            s.push('u');
+        }
+        if !ex(af::EXCLUDE_HV) {
+            s.push('h');
+        }
+        exclude_guest_default = true;
+    }
+    let p = attr.precise_ip();
+    if p > 0 {
+        s.push_str(&"ppp"[..p as usize]);
+        exclude_guest_default = true;
+    }
+    if ex(af::EXCLUDE_HOST) || ex(af::EXCLUDE_GUEST) == exclude_guest_default {
+        if !ex(af::EXCLUDE_HOST) {
+            s.push('H');
+        }
+        if !ex(af::EXCLUDE_GUEST) {
+            s.push('G');
+        }
+    }
+    if s.is_empty() {
+        s
+    } else {
+        format!(":{s}")
+    }
+}
+
+/// The build-id of the running kernel (`/sys/kernel/notes`).
+fn running_kernel_build_id() -> Option<Vec<u8>> {
+    let notes = std::fs::read("/sys/kernel/notes").ok()?;
+    let mut i = 0usize;
+    while i + 12 <= notes.len() {
+        let namesz = u32::from_ne_bytes(notes[i..i + 4].try_into().ok()?) as usize;
+        let descsz = u32::from_ne_bytes(notes[i + 4..i + 8].try_into().ok()?) as usize;
+        let ty = u32::from_ne_bytes(notes[i + 8..i + 12].try_into().ok()?);
+        let name_start = i + 12;
+        let desc_start = name_start + namesz.div_ceil(4) * 4;
+        let next = desc_start + descsz.div_ceil(4) * 4;
+        if next > notes.len() {
+            return None;
+        }
+        if ty == 3 && notes.get(name_start..name_start + 3) == Some(b"GNU") {
+            return Some(notes[desc_start..desc_start + descsz].to_vec());
+        }
+        i = next;
+    }
+    None
+}
+
+fn trim_build_id(b: &[u8]) -> &[u8] {
+    let len = b.iter().rposition(|&x| x != 0).map_or(0, |i| i + 1);
+    &b[..len]
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Symbol resolution with per-DSO and per-address caches.
+struct Resolver {
+    symbolizer: Symbolizer,
+    binaries: HashMap<DsoId, Option<BinaryId>>,
+    /// (dso, al->addr) → symbol.
+    cache: HashMap<(DsoId, u64), Option<SymId>>,
+    by_start: HashMap<(DsoId, u64, u64), SymId>,
+    syms: Vec<Sym>,
+    kernel_ok: Option<bool>,
+    srclines: HashMap<(DsoId, u64), (Option<StrId>, Option<StrId>)>,
+}
+
+impl Resolver {
+    fn kernel_allowed(&mut self, machine: &Machine, dso: DsoId) -> bool {
+        if let Some(ok) = self.kernel_ok {
+            return ok;
+        }
+        let ok = match machine.dsos.get(dso).build_id.as_deref() {
+            None => true,
+            Some(b) => {
+                let b = trim_build_id(b);
+                b.is_empty()
+                    || running_kernel_build_id().is_some_and(|r| trim_build_id(&r) == b)
+                    || self.symbolizer.options().kallsyms.is_some()
+            }
+        };
+        self.kernel_ok = Some(ok);
+        ok
+    }
+
+    fn symbol(
+        &mut self,
+        machine: &Machine,
+        strings: &mut Strings,
+        map: &Map,
+        pid: i32,
+        ip: u64,
+        addr: u64,
+    ) -> Option<SymId> {
+        let key = (map.dso, addr);
+        if let Some(&r) = self.cache.get(&key) {
+            return r;
+        }
+        let dso = machine.dsos.get(map.dso);
+        // (name, start, end) in al->addr space.
+        let found = match dso.kind {
+            DsoKind::Kernel | DsoKind::Module => {
+                if self.kernel_allowed(machine, map.dso) {
+                    self.symbolizer.kernel_symbol(ip).map(|s| {
+                        let start = map.map_ip(s.start);
+                        (s.name, start, start.wrapping_add(s.size))
+                    })
+                } else {
+                    None
+                }
+            }
+            DsoKind::Jit => self
+                .symbolizer
+                .jit_symbol(pid as u32, ip)
+                .map(|s| (s.name, s.start, s.start.wrapping_add(s.size))),
+            DsoKind::NoFile => None,
+            DsoKind::User | DsoKind::Vdso => {
+                let bin = match self.binaries.get(&map.dso) {
+                    Some(b) => *b,
+                    None => {
+                        let b = self
+                            .symbolizer
+                            .binary(&dso.long_name, dso.build_id.as_deref());
+                        self.binaries.insert(map.dso, b);
+                        b
+                    }
+                };
+                bin.and_then(|bin| {
+                    let elf = self
+                        .symbolizer
+                        .to_elf_address(bin, map.start, map.pgoff, ip);
+                    self.symbolizer.symbol(bin, elf).map(|s| {
+                        // Express the symbol in al->addr space.
+                        let start = addr.wrapping_sub(elf.wrapping_sub(s.start));
+                        (s.name, start, start.wrapping_add(s.size))
+                    })
+                })
+            }
+        };
+        let r = found.map(|(name, start, end)| {
+            let k = (map.dso, start, end);
+            if let Some(&id) = self.by_start.get(&k) {
+                return id;
+            }
+            let id = SymId(self.syms.len() as u32);
+            let name = strings.intern(&name);
+            self.syms.push(Sym { name, start, end });
+            self.by_start.insert(k, id);
+            id
+        });
+        self.cache.insert(key, r);
+        r
+    }
+
+    /// perf's `get_srcline(dso, addr, sym, true, true)` and srcfile.
+    fn srcline(
+        &mut self,
+        machine: &Machine,
+        strings: &mut Strings,
+        map: &Map,
+        ip: u64,
+        addr: u64,
+        sym: Option<SymId>,
+    ) -> (Option<StrId>, Option<StrId>) {
+        let key = (map.dso, addr);
+        if let Some(r) = self.srclines.get(&key) {
+            return *r;
+        }
+        let dso = machine.dsos.get(map.dso);
+        let mut loc = None;
+        if matches!(dso.kind, DsoKind::User) && !dso.long_name.starts_with('[') {
+            if let Some(Some(bin)) = self.binaries.get(&map.dso).copied() {
+                let elf = self
+                    .symbolizer
+                    .to_elf_address(bin, map.start, map.pgoff, ip);
+                loc = self.symbolizer.source_location(bin, elf);
+            }
+        }
+        let r = match loc {
+            Some(l) => (
+                Some(strings.intern(&l.srcline())),
+                Some(strings.intern(l.basename())),
+            ),
+            None => {
+                let s = match sym {
+                    Some(id) => {
+                        let sy = &self.syms[id.0 as usize];
+                        let name = strings.get(sy.name).to_string();
+                        format!("{name}+{}", addr.wrapping_sub(sy.start))
+                    }
+                    None => format!("{}[{addr:x}]", dso.short_name),
+                };
+                (Some(strings.intern(&s)), None)
+            }
+        };
+        self.srclines.insert(key, r);
+        r
+    }
+}
+
+/// Parses `--time START,STOP` (seconds with decimals) into ns.
+pub fn parse_time(s: &str) -> Result<(Option<u64>, Option<u64>), String> {
+    let (a, b) = s
+        .split_once(',')
+        .ok_or_else(|| format!("bad --time `{s}': expected START,STOP"))?;
+    let conv = |x: &str| -> Result<Option<u64>, String> {
+        let x = x.trim();
+        if x.is_empty() {
+            return Ok(None);
+        }
+        let (sec, frac) = x.split_once('.').unwrap_or((x, ""));
+        let sec: u64 = sec.parse().map_err(|_| format!("bad time `{x}'"))?;
+        let mut ns: u64 = 0;
+        let mut scale = 100_000_000u64;
+        for c in frac.chars().take(9) {
+            let d = c.to_digit(10).ok_or_else(|| format!("bad time `{x}'"))?;
+            ns += u64::from(d) * scale;
+            scale /= 10;
+        }
+        Ok(Some(sec.saturating_mul(1_000_000_000).saturating_add(ns)))
+    };
+    Ok((conv(a)?, conv(b)?))
+}
+
+/// Reads the file and aggregates its samples.
+pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
+    let endian = file.endian();
+    let mut warnings: Vec<String> = file.warnings().to_vec();
+    let attrs = file.attrs();
+    // Event names: EVENT_DESC by first id, else from the attr.
+    let mut names: Vec<Option<String>> = vec![None; attrs.len()];
+    let mut group_descs = Vec::new();
+    let mut machine = Machine::new();
+    for f in file.features() {
+        match f.id {
+            FeatureId::EVENT_DESC => {
+                if let Ok(Feature::EventDesc(d)) = features::decode(f.id, f.data, f.offset, endian)
+                {
+                    for ev in d.events {
+                        let idx = if attrs.len() == 1 {
+                            Some(0)
+                        } else {
+                            ev.ids.first().and_then(|&id| {
+                                if id == 0 {
+                                    Some(0)
+                                } else {
+                                    file.attr_of_id(id)
+                                }
+                            })
+                        };
+                        if let Some(i) = idx {
+                            if names[i].is_none() && !ev.name.is_empty() {
+                                names[i] = Some(ev.name);
+                            }
+                        }
+                    }
+                }
+            }
+            FeatureId::GROUP_DESC => {
+                if let Ok(Feature::GroupDesc(g)) = features::decode(f.id, f.data, f.offset, endian)
+                {
+                    group_descs = g;
+                }
+            }
+            FeatureId::BUILD_ID => {
+                if let Ok(Feature::BuildId(entries)) =
+                    features::decode(f.id, f.data, f.offset, endian)
+                {
+                    for e in entries {
+                        let cpumode = e.misc & prec_format::constants::misc::CPUMODE_MASK;
+                        if e.pid != -1 && e.pid != 0 && cpumode != 0 {
+                            // guest machines: not modelled
+                        }
+                        let kernel = cpumode == prec_format::constants::misc::KERNEL;
+                        let kind = if e.filename.starts_with("[kernel.kallsyms]") {
+                            DsoKind::Kernel
+                        } else if kernel {
+                            DsoKind::Module
+                        } else if crate::maps::is_vdso(&e.filename) {
+                            DsoKind::Vdso
+                        } else {
+                            DsoKind::User
+                        };
+                        let name = if kind == DsoKind::Kernel {
+                            "[kernel.kallsyms]"
+                        } else {
+                            &e.filename
+                        };
+                        let id = machine.dsos.findnew(name, kind);
+                        machine.dsos.set_build_id(id, &e.build_id);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut hists: Vec<Hists> = attrs
+        .iter()
+        .enumerate()
+        .map(|(i, a)| Hists {
+            attr_index: i,
+            name: names[i].clone().unwrap_or_else(|| event_name(&a.attr)),
+            entries: Vec::new(),
+            index: HashMap::new(),
+            nr_samples: 0,
+            total_period: 0,
+        })
+        .collect();
+
+    // Kernel symbols from perf's build-id cache when the kernel differs.
+    let mut sym_opts = SymbolizerOptions {
+        symfs: options.symfs.clone(),
+        kallsyms: options.kallsyms.clone(),
+        demangle: options.demangle,
+        ..SymbolizerOptions::default()
+    };
+    if sym_opts.kallsyms.is_none() {
+        if let Some(k) = machine.dsos.find("[kernel.kallsyms]") {
+            if let Some(b) = machine.dsos.get(k).build_id.as_deref() {
+                let b = trim_build_id(b);
+                let running = running_kernel_build_id();
+                if !b.is_empty() && running.as_deref().map(trim_build_id) != Some(b) {
+                    if let Some(home) = std::env::var_os("HOME") {
+                        let p = PathBuf::from(home)
+                            .join(".debug/[kernel.kallsyms]")
+                            .join(hex(b))
+                            .join("kallsyms");
+                        if p.exists() {
+                            sym_opts.kallsyms = Some(p);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let mut resolver = Resolver {
+        symbolizer: Symbolizer::new(sym_opts),
+        binaries: HashMap::new(),
+        cache: HashMap::new(),
+        by_start: HashMap::new(),
+        syms: Vec::new(),
+        kernel_ok: None,
+        srclines: HashMap::new(),
+    };
+    let mut strings = Strings::default();
+    let mut quality = Quality::default();
+    let mut total_lost_samples = 0u64;
+
+    let want = |k: SortKey| options.sort.contains(&k);
+    let need_sym = want(SortKey::Sym)
+        || want(SortKey::SymOff)
+        || want(SortKey::Srcline)
+        || want(SortKey::Srcfile)
+        || options.symbols.is_some();
+    let need_src = want(SortKey::Srcline) || want(SortKey::Srcfile);
+    let mut dso_names: HashMap<DsoId, u32> = HashMap::new();
+
+    let mut records = file.ordered_records();
+    for r in &mut records {
+        let r = match r {
+            Ok(r) => r,
+            Err(e) => {
+                warnings.push(format!(
+                    "stopped reading at offset {:#x}: {e}; the report covers the records before it",
+                    e.offset
+                ));
+                break;
+            }
+        };
+        let kind = r.header.kind;
+        if !kind.is_kernel() {
+            continue;
+        }
+        let attr_idx = file.attr_index(&r);
+        let attr = attr_idx.map(|i| &attrs[i].attr);
+        let rec = match r.parse(attr) {
+            Ok(rec) => rec,
+            Err(e) => {
+                if kind == RecordType::SAMPLE {
+                    quality.bad_samples += 1;
+                }
+                warnings.push(format!("skipping bad {kind} record: {e}"));
+                continue;
+            }
+        };
+        match rec {
+            Record::Comm { pid, tid, comm, .. } => machine.comm(pid as i32, tid as i32, comm),
+            Record::Fork(t) => machine.fork(
+                t.pid as i32,
+                t.tid as i32,
+                t.ppid as i32,
+                t.ptid as i32,
+                r.header.misc,
+            ),
+            Record::Exit(t) => machine.exit(t.tid as i32),
+            Record::Mmap(m) | Record::Mmap2(m) => {
+                let (prot, build_id) = match m.file_id {
+                    Some(MmapFileId::BuildId(b)) => (Some(m.prot), Some(b)),
+                    Some(_) => (Some(m.prot), None),
+                    None => (None, None),
+                };
+                machine.mmap(
+                    r.cpumode(),
+                    r.header.misc,
+                    m.pid as i32,
+                    m.tid as i32,
+                    m.addr,
+                    m.len,
+                    m.pgoff,
+                    prot,
+                    m.flags,
+                    m.filename,
+                    build_id,
+                );
+            }
+            Record::LostSamples { lost } => {
+                total_lost_samples += lost;
+                quality.lost_samples += lost;
+            }
+            Record::Lost { lost, .. } => quality.lost_events += lost,
+            Record::Throttle { .. } => quality.throttled += 1,
+            Record::Sample(s) => {
+                let Some(ai) = attr_idx else {
+                    quality.unknown_id += 1;
+                    continue;
+                };
+                let a = &attrs[ai].attr;
+                if let Some((lo, hi)) = options.time {
+                    let t = s.time.unwrap_or(0);
+                    if lo.is_some_and(|lo| t < lo) || hi.is_some_and(|hi| t > hi) {
+                        continue;
+                    }
+                }
+                let cpu = s.cpu.unwrap_or(u32::MAX);
+                if let Some(cpus) = &options.cpus {
+                    if !cpus.contains(&cpu) {
+                        continue;
+                    }
+                }
+                let pid = s.pid.map_or(-1, |p| p as i32);
+                let tid = s.tid.map_or(-1, |t| t as i32);
+                let ip = s.ip.unwrap_or(0);
+                let period = if a.sample_type & st::PERIOD != 0 {
+                    s.period.unwrap_or(0)
+                } else {
+                    a.sample_period_or_freq
+                };
+                let period = if period == 0 { 1 } else { period };
+                let loc = machine.resolve(pid, tid, r.cpumode(), ip);
+                quality.samples += 1;
+                let mut sym = None;
+                if let Some(map) = &loc.map {
+                    if need_sym {
+                        sym = resolver.symbol(&machine, &mut strings, map, pid, ip, loc.addr);
+                    }
+                } else {
+                    quality.no_map += 1;
+                }
+                let th = machine.thread(loc.thread);
+                let mut filtered = false;
+                if let Some(c) = &options.comms {
+                    filtered |= !c.iter().any(|c| c == machine.comms.get(th.comm));
+                }
+                if let Some(p) = &options.pids {
+                    filtered |= !p.contains(&th.pid);
+                }
+                if let Some(t) = &options.tids {
+                    filtered |= !t.contains(&th.tid);
+                }
+                let dso_name = loc.map.map(|m| {
+                    *dso_names
+                        .entry(m.dso)
+                        .or_insert_with(|| strings.intern(&machine.dsos.get(m.dso).short_name).0)
+                });
+                if let Some(d) = &options.dsos {
+                    filtered |= !loc.map.is_some_and(|m| {
+                        let dso = machine.dsos.get(m.dso);
+                        d.iter()
+                            .any(|x| *x == dso.short_name || *x == dso.long_name)
+                    });
+                }
+                if let Some(syms) = &options.symbols {
+                    filtered |= !sym.is_some_and(|id| {
+                        let n = strings.get(resolver.syms[id.0 as usize].name);
+                        syms.iter().any(|x| x == n)
+                    });
+                }
+                let mut key = Key::default();
+                for k in &options.sort {
+                    match k {
+                        SortKey::Comm => key.comm = loc.comm.0,
+                        SortKey::Pid | SortKey::Tid => key.tid = th.tid,
+                        SortKey::Dso => key.dso = dso_name.map_or(0, |d| d + 1),
+                        SortKey::Sym | SortKey::SymOff => {
+                            match sym {
+                                Some(id) => key.sym = id.0 + 1,
+                                None => key.addr = loc.addr,
+                            }
+                            if *k == SortKey::SymOff {
+                                key.addr = loc.addr;
+                            }
+                            if sym.is_some() || *k == SortKey::SymOff {
+                                key.dso = dso_name.map_or(0, |d| d + 1);
+                            }
+                        }
+                        SortKey::Cpu => key.cpu = cpu,
+                        SortKey::Srcline | SortKey::Srcfile => {}
+                        SortKey::Parent => {}
+                    }
+                }
+                let mut src = (None, None);
+                if need_src {
+                    src = match &loc.map {
+                        Some(map) => {
+                            resolver.srcline(&machine, &mut strings, map, ip, loc.addr, sym)
+                        }
+                        None => (Some(strings.intern("??:0")), None),
+                    };
+                    if want(SortKey::Srcline) {
+                        key.srcline = src.0.map_or(0, |s| s.0 + 1);
+                    }
+                    if want(SortKey::Srcfile) {
+                        key.srcfile = src.1.map_or(0, |s| s.0 + 1);
+                    }
+                }
+                let h = &mut hists[ai];
+                h.nr_samples += 1;
+                h.total_period += period;
+                let n = h.entries.len();
+                let idx = *h.index.entry(key).or_insert(n);
+                if idx == n {
+                    h.entries.push(Entry {
+                        period: 0,
+                        nr_samples: 0,
+                        group_periods: Vec::new(),
+                        thread: loc.thread,
+                        comm: loc.comm,
+                        level: loc.level,
+                        map: loc.map,
+                        addr: loc.addr,
+                        sym,
+                        srcline: src.0,
+                        srcfile: src.1,
+                        cpu,
+                        filtered,
+                    });
+                }
+                let e = &mut h.entries[idx];
+                e.period += period;
+                e.nr_samples += 1;
+            }
+            _ => {}
+        }
+    }
+    // The column width rule needs to know whether each entry's (first)
+    // sample resolved to a symbol, even when symbols are not a sort key.
+    if !need_sym {
+        for h in &mut hists {
+            for e in &mut h.entries {
+                if let Some(map) = e.map {
+                    let pid = machine.thread(e.thread).pid;
+                    let ip = if map.identity {
+                        e.addr
+                    } else {
+                        e.addr.wrapping_sub(map.pgoff).wrapping_add(map.start)
+                    };
+                    e.sym = resolver.symbol(&machine, &mut strings, &map, pid, ip, e.addr);
+                }
+            }
+        }
+    }
+    for h in &hists {
+        for e in &h.entries {
+            if e.map.is_some() && e.sym.is_none() {
+                quality.no_symbol += e.nr_samples;
+            }
+        }
+    }
+    let groups = make_groups(&hists, &group_descs, options.group, attrs.len());
+    let mut data = ReportData {
+        hists,
+        groups,
+        machine,
+        strings,
+        syms: resolver.syms,
+        total_lost_samples,
+        quality,
+        warnings,
+        symbolizer: resolver.symbolizer,
+        options,
+    };
+    if let Some(groups) = data.groups.clone() {
+        for g in &groups {
+            link_group(&mut data, g);
+        }
+    }
+    for i in 0..data.hists.len() {
+        sort_entries(&mut data, i);
+    }
+    data
+}
+
+fn make_groups(
+    hists: &[Hists],
+    descs: &[features::GroupDesc],
+    force: bool,
+    nr: usize,
+) -> Option<Vec<Group>> {
+    let mut leader_of: Vec<usize> = (0..nr).collect();
+    let mut names: HashMap<usize, Option<String>> = HashMap::new();
+    let mut any = false;
+    if force && descs.iter().all(|d| d.nr_members <= 1) {
+        if nr > 1 {
+            for (i, l) in leader_of.iter_mut().enumerate() {
+                *l = if i == 0 { 0 } else { 0 };
+            }
+            names.insert(0, None);
+            any = true;
+        }
+    } else {
+        for d in descs {
+            let l = d.leader_idx as usize;
+            if d.nr_members <= 1 || l >= nr {
+                continue;
+            }
+            for m in l..(l + d.nr_members as usize).min(nr) {
+                leader_of[m] = l;
+            }
+            names.insert(l, (d.name != "{anon_group}").then(|| d.name.clone()));
+            any = true;
+        }
+    }
+    if !any {
+        return None;
+    }
+    let mut groups = Vec::new();
+    for i in 0..nr {
+        if leader_of[i] != i {
+            continue;
+        }
+        let members: Vec<usize> = (0..nr).filter(|&m| leader_of[m] == i).collect();
+        let desc = if members.len() > 1 {
+            let list: Vec<&str> = members.iter().map(|&m| hists[m].name.as_str()).collect();
+            let name = names.get(&i).cloned().flatten();
+            format!(
+                "{} {{ {} }}",
+                name.as_deref().unwrap_or("anon group"),
+                list.join(", ")
+            )
+        } else {
+            hists[i].name.clone()
+        };
+        groups.push(Group { members, desc });
+    }
+    Some(groups)
+}
+
+/// Merges group members' entries into the leader's hists (perf's
+/// `hists__match` + `hists__link`): entries only members have are added to
+/// the leader with a zero period.
+fn link_group(data: &mut ReportData, g: &Group) {
+    let n = g.members.len();
+    if n <= 1 {
+        return;
+    }
+    let leader = g.members[0];
+    let le = data.hists[leader].entries.len();
+    for e in &mut data.hists[leader].entries {
+        e.group_periods = vec![0; n];
+        e.group_periods[0] = e.period;
+    }
+    let _ = le;
+    for (mi, &m) in g.members.iter().enumerate().skip(1) {
+        let member = std::mem::replace(&mut data.hists[m].entries, Vec::new());
+        let index = std::mem::take(&mut data.hists[m].index);
+        let mut by_idx: Vec<(Key, usize)> = index.into_iter().collect();
+        by_idx.sort_by_key(|x| x.1);
+        for (key, idx) in by_idx {
+            let Some(me) = member.get(idx) else { continue };
+            let h = &mut data.hists[leader];
+            let pos = match h.index.get(&key) {
+                Some(&p) => p,
+                None => {
+                    let mut e = me.clone();
+                    e.period = 0;
+                    e.nr_samples = 0;
+                    e.group_periods = vec![0; n];
+                    h.entries.push(e);
+                    let p = h.entries.len() - 1;
+                    h.index.insert(key, p);
+                    p
+                }
+            };
+            h.entries[pos].group_periods[mi] += me.period;
+        }
+        data.hists[m].entries = member;
+    }
+}
+
+/// Compares two comm/dso/sym strings like perf (`strcmp`, bytes).
+fn scmp(a: &str, b: &str) -> Ordering {
+    a.as_bytes().cmp(b.as_bytes())
+}
+
+/// "null last" comparison of optional values.
+fn null_last<T>(a: Option<T>, b: Option<T>, f: impl FnOnce(T, T) -> Ordering) -> Ordering {
+    match (a, b) {
+        (Some(a), Some(b)) => f(a, b),
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (None, None) => Ordering::Equal,
+    }
+}
+
+fn sort_entries(data: &mut ReportData, hi: usize) {
+    let mut entries = std::mem::take(&mut data.hists[hi].entries);
+    let keys = data.options.sort.clone();
+    let d = &*data;
+    let dso_name = |e: &Entry| e.map.map(|m| d.machine.dsos.get(m.dso).short_name.as_str());
+    let sym_of = |e: &Entry| e.sym.map(|s| &d.syms[s.0 as usize]);
+    let tid = |e: &Entry| d.machine.thread(e.thread).tid;
+    let src = |e: &Entry| e.srcline.map_or("??:0", |s| d.strings.get(s));
+    let srcfile = |e: &Entry| e.srcfile.map_or("", |s| d.strings.get(s));
+    // perf's collapsed-tree order (se_cmp of each key).
+    let collapse = |a: &Entry, b: &Entry| -> Ordering {
+        for k in &keys {
+            let o = match k {
+                SortKey::Comm => scmp(d.machine.comms.get(a.comm), d.machine.comms.get(b.comm)),
+                SortKey::Pid | SortKey::Tid => tid(a).cmp(&tid(b)),
+                SortKey::Dso => null_last(dso_name(a), dso_name(b), scmp),
+                SortKey::Sym | SortKey::SymOff => {
+                    let o = if a.sym.is_none() && b.sym.is_none() {
+                        a.addr.cmp(&b.addr)
+                    } else {
+                        null_last(dso_name(a), dso_name(b), scmp).then_with(|| {
+                            null_last(sym_of(a), sym_of(b), |x, y| {
+                                x.start.cmp(&y.start).then(x.end.cmp(&y.end))
+                            })
+                        })
+                    };
+                    if *k == SortKey::SymOff {
+                        o.then(a.addr.cmp(&b.addr))
+                    } else {
+                        o
+                    }
+                }
+                SortKey::Srcline => scmp(src(a), src(b)),
+                SortKey::Srcfile => scmp(srcfile(a), srcfile(b)),
+                SortKey::Cpu => a.cpu.cmp(&b.cpu),
+                SortKey::Parent => Ordering::Equal,
+            };
+            if o != Ordering::Equal {
+                return o;
+            }
+        }
+        Ordering::Equal
+    };
+    entries.sort_by(collapse);
+    let output = |a: &Entry, b: &Entry| -> Ordering {
+        let o = b.period.cmp(&a.period);
+        if o != Ordering::Equal {
+            return o;
+        }
+        for i in 1..a.group_periods.len().min(b.group_periods.len()) {
+            let o = b.group_periods[i].cmp(&a.group_periods[i]);
+            if o != Ordering::Equal {
+                return o;
+            }
+        }
+        for k in &keys {
+            let o = match k {
+                SortKey::Comm => scmp(d.machine.comms.get(a.comm), d.machine.comms.get(b.comm)),
+                SortKey::Pid | SortKey::Tid => tid(a).cmp(&tid(b)),
+                SortKey::Dso => null_last(dso_name(a), dso_name(b), scmp),
+                SortKey::Sym | SortKey::SymOff => null_last(sym_of(a), sym_of(b), |x, y| {
+                    scmp(d.strings.get(x.name), d.strings.get(y.name))
+                }),
+                SortKey::Srcline => scmp(src(a), src(b)),
+                SortKey::Srcfile => scmp(srcfile(a), srcfile(b)),
+                SortKey::Cpu => a.cpu.cmp(&b.cpu),
+                SortKey::Parent => Ordering::Equal,
+            };
+            if o != Ordering::Equal {
+                return o;
+            }
+        }
+        Ordering::Equal
+    };
+    entries.sort_by(output);
+    data.hists[hi].entries = entries;
+}

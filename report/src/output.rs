@@ -1,0 +1,374 @@
+//! `perf report --stdio` text, byte for byte as perf 6.1 prints it.
+//!
+//! Layout (perf's `evlist__tty_browse_hists` and `hists__fprintf`):
+//!
+//! ```text
+//! # To display the perf.data header info, please use --header/--header-only options.
+//! #
+//! #
+//! # Total Lost Samples: 0
+//! #
+//! # Samples: 930  of event 'cpu-clock:ppp'
+//! # Event count (approx.): 232500000
+//! #
+//! # Overhead  Command  Shared Object  Symbol
+//! # ........  .......  .............  ......
+//! #
+//!     50.22%  hot3     hot3           [.] hot_a
+//! (two empty lines after each event, then the closing tip block)
+//! ```
+//!
+//! Column widths follow perf's `hists__calc_col_len`, including its quirks:
+//! the Command width comes from each entry's thread's final comm, and a DSO
+//! column narrower than 16 is widened to 22 once an entry without a symbol
+//! is seen.
+
+use std::io::{self, Write};
+
+use crate::aggregate::{Entry, Field, Hists, ReportData, SortKey};
+
+/// perf's `convert_unit`.
+fn convert_unit(mut v: u64) -> (u64, char) {
+    let mut unit = ' ';
+    for u in ['K', 'M', 'G'] {
+        if v > 1000 {
+            v /= 1000;
+            unit = u;
+        }
+    }
+    (v, unit)
+}
+
+struct Widths {
+    comm: usize,
+    thread: usize,
+    dso: usize,
+    sym: usize,
+    srcline: usize,
+    srcfile: usize,
+    cpu: usize,
+}
+
+fn fields_of(data: &ReportData) -> Vec<Field> {
+    if let Some(f) = &data.options.fields {
+        return f.clone();
+    }
+    let mut v = vec![Field::Overhead];
+    if data.options.show_nr_samples {
+        v.push(Field::Sample);
+    }
+    v.extend(data.options.sort.iter().map(|&k| Field::Key(k)));
+    v
+}
+
+fn visible(e: &Entry) -> bool {
+    !e.filtered
+}
+
+fn sym_name<'a>(data: &'a ReportData, e: &Entry) -> Option<&'a str> {
+    e.sym
+        .map(|s| data.strings.get(data.syms[s.0 as usize].name))
+}
+
+fn calc_widths(data: &ReportData, h: &Hists) -> Widths {
+    let mut w = Widths {
+        comm: 0,
+        thread: 0,
+        dso: 0,
+        sym: 0,
+        srcline: 0,
+        srcfile: 0,
+        cpu: 0,
+    };
+    for e in h.entries.iter().filter(|e| visible(e)) {
+        match sym_name(data, e) {
+            Some(n) => w.sym = w.sym.max(n.len() + 4),
+            None => {
+                w.sym = w.sym.max(16 + 4 + 2);
+                if w.dso < 16 {
+                    w.dso = 16;
+                }
+            }
+        }
+        let len = data.machine.thread_comm(e.thread).len();
+        if len > w.comm {
+            w.comm = len;
+            w.thread = len + 8;
+        }
+        if let Some(m) = e.map {
+            w.dso = w.dso.max(data.machine.dsos.get(m.dso).short_name.len());
+        }
+        if let Some(s) = e.srcline {
+            w.srcline = w.srcline.max(data.strings.get(s).len());
+        }
+        let sf = e.srcfile.map_or(0, |s| data.strings.get(s).len());
+        w.srcfile = w.srcfile.max(sf);
+        w.cpu = w.cpu.max(e.cpu.to_string().len());
+    }
+    w
+}
+
+fn key_width(k: SortKey, w: &Widths) -> usize {
+    let v = match k {
+        SortKey::Comm => w.comm,
+        SortKey::Pid | SortKey::Tid => w.thread,
+        SortKey::Dso => w.dso,
+        SortKey::Sym | SortKey::SymOff => w.sym,
+        SortKey::Srcline => w.srcline,
+        SortKey::Srcfile => w.srcfile,
+        SortKey::Cpu => w.cpu,
+        SortKey::Parent => 7,
+    };
+    v.max(k.header().len())
+}
+
+fn pad(s: &str, width: usize) -> String {
+    let t: String = if s.len() > width {
+        s.chars().take(width).collect()
+    } else {
+        s.to_string()
+    };
+    format!("{t:<width$}")
+}
+
+fn key_value(data: &ReportData, e: &Entry, k: SortKey, width: usize) -> String {
+    match k {
+        SortKey::Comm => pad(data.machine.comms.get(e.comm), width),
+        SortKey::Pid | SortKey::Tid => {
+            let t = data.machine.thread(e.thread);
+            let cw = width.max(7) - 8;
+            format!("{:7}:{}", t.tid, pad(data.machine.comms.get(t.comm), cw))
+        }
+        SortKey::Dso => match e.map {
+            Some(m) => pad(&data.machine.dsos.get(m.dso).short_name, width),
+            None => pad("[unknown]", width),
+        },
+        SortKey::Sym | SortKey::SymOff => {
+            let lvl = e.level as char;
+            match (e.sym, e.map) {
+                (Some(s), Some(_)) => {
+                    let sym = &data.syms[s.0 as usize];
+                    let name = data.strings.get(sym.name);
+                    let prefix = format!("[{lvl}] ");
+                    let room = width.saturating_sub(prefix.len());
+                    let name: String = name.chars().take(room.max(name.len())).collect();
+                    if k == SortKey::SymOff {
+                        format!("{prefix}{name}+0x{:x}", e.addr.wrapping_sub(sym.start))
+                    } else {
+                        format!("{prefix}{name}")
+                    }
+                }
+                _ => format!("[{lvl}] {:#018x}", e.addr),
+            }
+        }
+        SortKey::Srcline => e
+            .srcline
+            .map_or("??:0", |s| data.strings.get(s))
+            .to_string(),
+        SortKey::Srcfile => e.srcfile.map_or("", |s| data.strings.get(s)).to_string(),
+        SortKey::Cpu => format!("{:>width$}", e.cpu),
+        SortKey::Parent => pad("[other]", width),
+    }
+}
+
+fn pct(v: u64, total: u64) -> f64 {
+    if total == 0 {
+        0.0
+    } else {
+        v as f64 * 100.0 / total as f64
+    }
+}
+
+/// Writes one event (or group) section.
+fn write_hists(
+    out: &mut dyn Write,
+    data: &ReportData,
+    h: &Hists,
+    members: &[usize],
+    desc: &str,
+) -> io::Result<()> {
+    let nr_members = members.len().max(1);
+    let mut nr_samples = h.nr_samples;
+    let mut total = h.total_period;
+    for &m in members.iter().skip(1) {
+        nr_samples += data.hists[m].nr_samples;
+        total += data.hists[m].total_period;
+    }
+    let (n, unit) = convert_unit(nr_samples);
+    let plural = if nr_members > 1 { "s" } else { "" };
+    writeln!(out, "# Samples: {n}{unit} of event{plural} '{desc}'")?;
+    writeln!(out, "# Event count (approx.): {total}")?;
+    writeln!(out, "#")?;
+
+    let fields = fields_of(data);
+    let w = calc_widths(data, h);
+    let grouped = nr_members > 1;
+    let col_width = |f: &Field| -> usize {
+        match f {
+            Field::Overhead => 8 * if grouped { nr_members } else { 1 },
+            Field::Sample => 12,
+            Field::Period => 12,
+            Field::Key(k) => key_width(*k, &w),
+        }
+    };
+    let mut header = String::from("# ");
+    let mut dots = String::from("# ");
+    for (i, f) in fields.iter().enumerate() {
+        let cw = col_width(f);
+        if i > 0 {
+            header.push_str("  ");
+            dots.push_str("  ");
+        }
+        match f {
+            Field::Overhead => header.push_str(&format!("{:>cw$}", "Overhead")),
+            Field::Sample => header.push_str(&format!("{:>cw$}", "Samples")),
+            Field::Period => header.push_str(&format!("{:>cw$}", "Period")),
+            Field::Key(k) => header.push_str(&format!("{:<cw$}", k.header())),
+        }
+        dots.push_str(&".".repeat(cw));
+    }
+    writeln!(out, "{header}")?;
+    writeln!(out, "{dots}")?;
+    writeln!(out, "#")?;
+
+    let totals: Vec<u64> = if grouped {
+        members
+            .iter()
+            .map(|&m| data.hists[m].total_period)
+            .collect()
+    } else {
+        vec![h.total_period]
+    };
+    let limit = data.options.percent_limit;
+    let mut line = String::new();
+    for e in h.entries.iter().filter(|e| visible(e)) {
+        if limit > 0.0 && pct(e.period, totals[0]) < limit {
+            continue;
+        }
+        line.clear();
+        line.push_str("  ");
+        for (i, f) in fields.iter().enumerate() {
+            if i > 0 {
+                line.push_str("  ");
+            }
+            match f {
+                Field::Overhead => {
+                    if grouped {
+                        for (mi, t) in totals.iter().enumerate() {
+                            let p = e.group_periods.get(mi).copied().unwrap_or(0);
+                            line.push_str(&format!("{:>8}", format!("{:.2}%", pct(p, *t))));
+                        }
+                    } else {
+                        line.push_str(&format!(
+                            "{:>8}",
+                            format!("{:.2}%", pct(e.period, totals[0]))
+                        ));
+                    }
+                }
+                Field::Sample => line.push_str(&format!("{:>12}", e.nr_samples)),
+                Field::Period => line.push_str(&format!("{:>12}", e.period)),
+                Field::Key(k) => line.push_str(&key_value(data, e, *k, key_width(*k, &w))),
+            }
+        }
+        writeln!(out, "{line}")?;
+    }
+    writeln!(out)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+/// Writes the whole report as `perf report --stdio` does.
+pub fn write_report(out: &mut dyn Write, data: &ReportData) -> io::Result<()> {
+    let quiet = data.options.quiet;
+    if !quiet {
+        writeln!(
+            out,
+            "# To display the perf.data header info, please use --header/--header-only options."
+        )?;
+        writeln!(out, "#")?;
+        writeln!(out, "#")?;
+        writeln!(out, "# Total Lost Samples: {}", data.total_lost_samples)?;
+        writeln!(out, "#")?;
+    }
+    match &data.groups {
+        Some(groups) => {
+            for g in groups {
+                let leader = g.members[0];
+                let h = &data.hists[leader];
+                let n: u64 = g.members.iter().map(|&m| data.hists[m].nr_samples).sum();
+                if n == 0 {
+                    continue;
+                }
+                write_hists(out, data, h, &g.members, &g.desc)?;
+            }
+        }
+        None => {
+            for h in &data.hists {
+                if h.nr_samples == 0 {
+                    continue;
+                }
+                write_hists(out, data, h, &[], &h.name)?;
+            }
+        }
+    }
+    if !quiet {
+        writeln!(out, "#")?;
+        writeln!(
+            out,
+            "# (Tip: To record callchains for each sample: perf record -g)"
+        )?;
+        writeln!(out, "#")?;
+    }
+    Ok(())
+}
+
+/// Quality notes for stderr: samples without map or symbol, lost and
+/// throttled samples, with how to fix them. Empty when all is well.
+pub fn quality_notes(data: &ReportData) -> Vec<String> {
+    let q = &data.quality;
+    let mut v = Vec::new();
+    if q.samples > 0 && q.no_map > 0 {
+        v.push(format!(
+            "{} of {} samples ({:.1}%) hit no known mapping (shown as [unknown]): the MMAP records were lost or the process started before recording",
+            q.no_map,
+            q.samples,
+            pct(q.no_map, q.samples)
+        ));
+    }
+    if q.samples > 0 && q.no_symbol > 0 {
+        v.push(format!(
+            "{} of {} samples ({:.1}%) have no symbol (shown as raw addresses): install the binaries' debug info (-dbg/-dbgsym packages) or point --symfs at a copy of the recording machine's files",
+            q.no_symbol,
+            q.samples,
+            pct(q.no_symbol, q.samples)
+        ));
+    }
+    if q.lost_samples > 0 || q.lost_events > 0 {
+        v.push(format!(
+            "{} samples and {} events were lost while recording: record with a lower frequency (-F) or bigger buffers (-m)",
+            q.lost_samples, q.lost_events
+        ));
+    }
+    if q.throttled > 0 {
+        v.push(format!(
+            "sampling was throttled {} times: the kernel limited the sample rate (see /proc/sys/kernel/perf_event_max_sample_rate)",
+            q.throttled
+        ));
+    }
+    if q.unknown_id > 0 {
+        v.push(format!(
+            "{} samples belong to no event of the file and were skipped",
+            q.unknown_id
+        ));
+    }
+    if q.bad_samples > 0 {
+        v.push(format!(
+            "{} samples could not be decoded and were skipped",
+            q.bad_samples
+        ));
+    }
+    for d in data.symbolizer.diagnostics() {
+        v.push(d.to_string());
+    }
+    v
+}

@@ -1,0 +1,435 @@
+//! The thread and process timeline: perf 6.1's `struct machine` for the host.
+//!
+//! Records are applied in delivery order ([`prec_format::PerfFile::ordered_records`]),
+//! so a sample resolved right after the records before it sees the state at
+//! its time. The rules are perf's (`util/machine.c`, `util/thread.c`):
+//!
+//! * A thread unknown so far is created on first sight with comm `:TID`
+//!   (not "set": a fork does not pass it on). A thread whose pid differs
+//!   from its tid shares the maps of its process leader, created as needed.
+//! * COMM renames the thread (an exec COMM does not drop the maps; the new
+//!   image's MMAPs evict the old ones they overlap).
+//! * FORK drops any thread already using the child tid, creates the child,
+//!   gives it the parent's comm when the parent's comm was set, and for a new
+//!   process copies the parent's maps (not for synthesized FORKs flagged
+//!   `PERF_RECORD_MISC_FORK_EXEC`).
+//! * EXIT only marks the thread; later samples still find it (perf 6.1).
+//! * MMAP/MMAP2 with kernel cpumode add the kernel map (`[kernel.kallsyms]…`,
+//!   extending to the end of the address space when the record says so) or a
+//!   module; others go into the process's maps.
+//! * Thread 0 is `swapper` (perf's idle thread).
+//!
+//! Strings (comms) are interned into [`CommId`]s so that samples carry
+//! integers only.
+
+use std::collections::HashMap;
+
+use prec_format::constants::misc;
+
+use crate::maps::{is_anon_memory, is_no_dso_memory, is_vdso, DsoId, DsoKind, Dsos, Map, Maps};
+
+/// `PERF_RECORD_MISC_FORK_EXEC`: perf's private flag on synthesized FORKs.
+const MISC_FORK_EXEC: u16 = 1 << 13;
+/// `PERF_RECORD_MISC_MMAP_DATA`.
+const MISC_MMAP_DATA: u16 = misc::MMAP_DATA;
+/// `MAP_HUGETLB`.
+const MAP_HUGETLB: u32 = 0x40000;
+/// `PROT_EXEC`.
+const PROT_EXEC: u32 = 4;
+
+/// Handle of an interned comm string.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CommId(pub u32);
+
+/// Handle of a thread object (a tid reused after FORK gets a new object).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ThreadId(pub u32);
+
+/// Handle of an address space.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MapsId(pub u32);
+
+/// One thread.
+#[derive(Clone, Debug)]
+pub struct Thread {
+    pub pid: i32,
+    pub tid: i32,
+    pub ppid: i32,
+    /// Current comm.
+    pub comm: CommId,
+    /// Whether a COMM (or fork from a named parent) set the comm.
+    pub comm_set: bool,
+    pub maps: MapsId,
+    pub exited: bool,
+}
+
+/// String interner for comms.
+#[derive(Debug, Default)]
+pub struct Comms {
+    names: Vec<String>,
+    by_name: HashMap<String, CommId>,
+}
+
+impl Comms {
+    /// Interns `name`.
+    pub fn intern(&mut self, name: &str) -> CommId {
+        if let Some(&id) = self.by_name.get(name) {
+            return id;
+        }
+        let id = CommId(self.names.len() as u32);
+        self.names.push(name.to_string());
+        self.by_name.insert(name.to_string(), id);
+        id
+    }
+
+    /// The string of a handle.
+    pub fn get(&self, id: CommId) -> &str {
+        self.names.get(id.0 as usize).map_or("", String::as_str)
+    }
+}
+
+/// Where a sample address landed.
+#[derive(Clone, Copy, Debug)]
+pub struct Location {
+    pub thread: ThreadId,
+    /// Comm of the thread at the sample's time.
+    pub comm: CommId,
+    /// perf's level: `k` kernel, `.` user, `H` hypervisor/unknown, `g`/`u` guest.
+    pub level: u8,
+    /// The map hit, if any.
+    pub map: Option<Map>,
+    /// perf's `al->addr`: `map.map_ip(ip)`, or `ip` without a map.
+    pub addr: u64,
+}
+
+/// The host machine's threads, address spaces and DSOs.
+#[derive(Debug)]
+pub struct Machine {
+    threads: Vec<Thread>,
+    by_tid: HashMap<i32, ThreadId>,
+    maps: Vec<Maps>,
+    kernel: Maps,
+    pub dsos: Dsos,
+    pub comms: Comms,
+    /// Whether the kernel map was seen.
+    pub has_kernel_map: bool,
+}
+
+impl Default for Machine {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Machine {
+    /// A machine with only the idle thread (`swapper`, tid 0).
+    pub fn new() -> Self {
+        let mut m = Machine {
+            threads: Vec::new(),
+            by_tid: HashMap::new(),
+            maps: Vec::new(),
+            kernel: Maps::new(),
+            dsos: Dsos::default(),
+            comms: Comms::default(),
+            has_kernel_map: false,
+        };
+        let idle = m.findnew(0, 0);
+        let swapper = m.comms.intern("swapper");
+        let t = m.thread_mut(idle);
+        t.comm = swapper;
+        t.comm_set = true;
+        m
+    }
+
+    /// A thread by handle.
+    pub fn thread(&self, id: ThreadId) -> &Thread {
+        &self.threads[id.0 as usize]
+    }
+
+    fn thread_mut(&mut self, id: ThreadId) -> &mut Thread {
+        &mut self.threads[id.0 as usize]
+    }
+
+    /// The comm string of a thread's current comm.
+    pub fn thread_comm(&self, id: ThreadId) -> &str {
+        self.comms.get(self.thread(id).comm)
+    }
+
+    /// Live thread using `tid`.
+    pub fn find(&self, tid: i32) -> Option<ThreadId> {
+        self.by_tid.get(&tid).copied()
+    }
+
+    fn new_maps(&mut self) -> MapsId {
+        self.maps.push(Maps::new());
+        MapsId(self.maps.len() as u32 - 1)
+    }
+
+    /// perf's `machine__findnew_thread`.
+    pub fn findnew(&mut self, pid: i32, tid: i32) -> ThreadId {
+        if let Some(id) = self.find(tid) {
+            self.update_pid(id, pid);
+            return id;
+        }
+        let id = ThreadId(self.threads.len() as u32);
+        let comm = self.comms.intern(&format!(":{tid}"));
+        self.threads.push(Thread {
+            pid,
+            tid,
+            ppid: -1,
+            comm,
+            comm_set: false,
+            maps: MapsId(u32::MAX),
+            exited: false,
+        });
+        self.by_tid.insert(tid, id);
+        // thread__init_maps
+        let maps = if pid == tid || pid == -1 {
+            self.new_maps()
+        } else {
+            let leader = self.findnew(pid, pid);
+            self.thread(leader).maps
+        };
+        self.thread_mut(id).maps = maps;
+        id
+    }
+
+    /// perf's `machine__update_thread_pid`.
+    fn update_pid(&mut self, id: ThreadId, pid: i32) {
+        let th = self.thread(id);
+        if pid == th.pid || pid == -1 || th.pid != -1 {
+            return;
+        }
+        let tid = th.tid;
+        self.thread_mut(id).pid = pid;
+        if pid == tid {
+            return;
+        }
+        let leader = self.findnew(pid, pid);
+        let maps = self.thread(leader).maps;
+        self.thread_mut(id).maps = maps;
+    }
+
+    fn remove(&mut self, tid: i32) {
+        self.by_tid.remove(&tid);
+    }
+
+    /// COMM record.
+    pub fn comm(&mut self, pid: i32, tid: i32, comm: &[u8]) {
+        let id = self.findnew(pid, tid);
+        let c = self.comms.intern(&String::from_utf8_lossy(comm));
+        let t = self.thread_mut(id);
+        t.comm = c;
+        t.comm_set = true;
+    }
+
+    /// FORK record (`misc` is the record header's).
+    pub fn fork(&mut self, pid: i32, tid: i32, ppid: i32, ptid: i32, misc: u16) {
+        let existing = self.find(tid);
+        let mut parent = self.findnew(ppid, ptid);
+        if self.thread(parent).pid != ppid {
+            self.remove(ptid);
+            parent = self.findnew(ppid, ptid);
+        }
+        if existing.is_some() {
+            self.remove(tid);
+        }
+        let child = self.findnew(pid, tid);
+        let p = self.thread(parent).clone();
+        {
+            let c = self.thread_mut(child);
+            if p.comm_set {
+                c.comm = p.comm;
+                c.comm_set = true;
+            }
+            c.ppid = p.tid;
+        }
+        let c = self.thread(child);
+        if c.pid != p.pid && c.maps != p.maps && misc & MISC_FORK_EXEC == 0 {
+            let copy = self.maps[p.maps.0 as usize].clone();
+            let dst = c.maps.0 as usize;
+            // maps__clone appends the parent's maps to the child's.
+            for m in copy.iter() {
+                self.maps[dst].insert(*m);
+            }
+        }
+    }
+
+    /// EXIT record.
+    pub fn exit(&mut self, tid: i32) {
+        if let Some(id) = self.find(tid) {
+            self.thread_mut(id).exited = true;
+        }
+    }
+
+    /// MMAP or MMAP2 record. `build_id` is MMAP2's, when it carries one.
+    #[allow(clippy::too_many_arguments)]
+    pub fn mmap(
+        &mut self,
+        cpumode: u16,
+        misc_bits: u16,
+        pid: i32,
+        tid: i32,
+        start: u64,
+        len: u64,
+        pgoff: u64,
+        prot: Option<u32>,
+        flags: u32,
+        filename: &[u8],
+        build_id: Option<&[u8]>,
+    ) {
+        let name = String::from_utf8_lossy(filename);
+        if cpumode == misc::KERNEL || cpumode == misc::GUEST_KERNEL {
+            self.kernel_mmap(&name, start, len, build_id);
+            return;
+        }
+        let id = self.findnew(pid, tid);
+        let prot = prot.unwrap_or(if misc_bits & MISC_MMAP_DATA == 0 {
+            PROT_EXEC
+        } else {
+            0
+        });
+        let anon = is_anon_memory(&name) || flags & MAP_HUGETLB != 0;
+        let no_dso = is_no_dso_memory(&name);
+        let mut pgoff = pgoff;
+        let dso = if (anon || no_dso) && prot & PROT_EXEC != 0 {
+            let pid = self.thread(id).pid;
+            self.dsos
+                .findnew(&format!("/tmp/perf-{pid}.map"), DsoKind::Jit)
+        } else if is_vdso(&name) {
+            pgoff = 0;
+            self.dsos.findnew(&name, DsoKind::Vdso)
+        } else if anon || no_dso {
+            self.dsos.findnew(&name, DsoKind::NoFile)
+        } else {
+            self.dsos.findnew(&name, DsoKind::User)
+        };
+        if let Some(b) = build_id {
+            self.dsos.set_build_id(dso, b);
+        }
+        let map = Map {
+            start,
+            end: start.wrapping_add(len),
+            pgoff,
+            dso,
+            identity: anon || no_dso,
+        };
+        let maps = self.thread(id).maps;
+        self.maps[maps.0 as usize].insert(map);
+    }
+
+    fn kernel_mmap(&mut self, name: &str, start: u64, len: u64, build_id: Option<&[u8]>) {
+        let is_kernel = name.starts_with("[kernel.kallsyms]") || name.starts_with("[guest.kernel");
+        if name.starts_with('/') || (!is_kernel && name.starts_with('[')) {
+            let dso = self.dsos.findnew(name, DsoKind::Module);
+            if let Some(b) = build_id {
+                self.dsos.set_build_id(dso, b);
+            }
+            self.kernel.insert(Map {
+                start,
+                end: start.wrapping_add(len),
+                pgoff: 0,
+                dso,
+                identity: false,
+            });
+        } else if is_kernel {
+            let dso = self.dsos.findnew("[kernel.kallsyms]", DsoKind::Kernel);
+            if let Some(b) = build_id {
+                self.dsos.set_build_id(dso, b);
+            }
+            // machine__update_kernel_mmap: remove the old kernel map, set
+            // start/end (a zero-sized record means "to the end"), reinsert.
+            let old: Vec<u64> = self
+                .kernel
+                .iter()
+                .filter(|m| m.dso == dso)
+                .map(|m| m.start)
+                .collect();
+            for s in old {
+                self.kernel.remove(s);
+            }
+            let mut end = start.wrapping_add(len);
+            if (start == 0 && len == 0) || end < start {
+                end = u64::MAX;
+            }
+            self.kernel.insert(Map {
+                start,
+                end,
+                pgoff: 0,
+                dso,
+                identity: true,
+            });
+            self.has_kernel_map = true;
+        }
+    }
+
+    /// Resolves a sample address like perf's `machine__resolve` +
+    /// `thread__find_map`.
+    pub fn resolve(&mut self, pid: i32, tid: i32, cpumode: u16, ip: u64) -> Location {
+        let thread = self.findnew(pid, tid);
+        let t = self.thread(thread);
+        let comm = t.comm;
+        let (level, maps) = match cpumode {
+            misc::KERNEL => (b'k', Some(&self.kernel)),
+            misc::USER => (b'.', Some(&self.maps[t.maps.0 as usize])),
+            _ => (b'H', None),
+        };
+        let map = maps.and_then(|m| m.find(ip)).copied();
+        let addr = map.map_or(ip, |m| m.map_ip(ip));
+        Location {
+            thread,
+            comm,
+            level,
+            map,
+            addr,
+        }
+    }
+
+    /// The DSO handle of a map's DSO.
+    pub fn dso_of(&self, map: &Map) -> DsoId {
+        map.dso
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fork_copies_maps_and_comm() {
+        let mut m = Machine::new();
+        m.comm(10, 10, b"sh");
+        m.mmap(
+            misc::USER,
+            misc::USER,
+            10,
+            10,
+            0x1000,
+            0x1000,
+            0,
+            None,
+            0,
+            b"/bin/sh",
+            None,
+        );
+        m.fork(11, 11, 10, 10, 0);
+        let loc = m.resolve(11, 11, misc::USER, 0x1800);
+        assert_eq!(m.comms.get(loc.comm), "sh");
+        assert_eq!(loc.addr, 0x800);
+        let dso = loc.map.map(|mp| m.dsos.get(mp.dso).short_name.clone());
+        assert_eq!(dso.as_deref(), Some("sh"));
+        // A thread of pid 11 shares its maps.
+        let loc = m.resolve(11, 12, misc::USER, 0x1800);
+        assert!(loc.map.is_some());
+        assert_eq!(m.comms.get(loc.comm), ":12");
+    }
+
+    #[test]
+    fn idle_is_swapper() {
+        let mut m = Machine::new();
+        let loc = m.resolve(0, 0, misc::KERNEL, 0xffff_ffff_8100_0000);
+        assert_eq!(m.comms.get(loc.comm), "swapper");
+        assert!(loc.map.is_none());
+        assert_eq!(loc.level, b'k');
+    }
+}
