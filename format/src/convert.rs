@@ -140,8 +140,24 @@ pub fn copy_to_pipe<W: Write>(
         .into_iter()
         // In a stream perf sends build-ids as records, not as a feature.
         .filter(|f| f.0 != FeatureId::BUILD_ID && f.0 != FeatureId::TRACING_DATA)
+        // A record holds at most 64 KiB; perf 6.1 does not send the bigger
+        // ones (BPF_PROG_INFO, BPF_BTF) in a stream either.
+        .filter(|f| f.1.len() + 16 + 7 <= usize::from(u16::MAX))
         .collect();
     w.write_features(&feats).map_err(|e| Error::io(0, e))?;
+    // Build-ids as HEADER_BUILD_ID records before the data, so that perf
+    // matches DSOs by build-id as it does with the file's BUILD_ID feature.
+    if let Some(f) = file.feature(FeatureId::BUILD_ID) {
+        if let Ok(features::Feature::BuildId(entries)) =
+            features::decode(f.id, f.data, f.offset, file.endian())
+        {
+            let mut buf = Vec::new();
+            for b in &entries {
+                features::put_build_id(&mut buf, endian, RecordType::HEADER_BUILD_ID.0, b);
+            }
+            w.write_records(&buf).map_err(|e| Error::io(0, e))?;
+        }
+    }
     let stats = for_each_record(file, endian, |b| w.write_records(b))?;
     let out = w.finish().map_err(|e| Error::io(0, e))?;
     Ok((out, stats))

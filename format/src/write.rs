@@ -222,8 +222,13 @@ impl<W: Write> PipeWriter<W> {
             let mut body = Vec::with_capacity(8 + bytes.len());
             self.endian.put_u64(&mut body, u64::from(id.0));
             body.extend_from_slice(bytes);
-            // Keep records 8-byte aligned (newer perf insists).
-            body.resize(body.len().next_multiple_of(8), 0);
+            // Keep records 8-byte aligned (newer perf insists), except
+            // CPU_TOPOLOGY: perf 6.1 tells its old layout (no core/socket
+            // ids) from the new one by the section size, so padding makes it
+            // read ids that are not there and reject the whole stream.
+            if *id != FeatureId::CPU_TOPOLOGY {
+                body.resize(body.len().next_multiple_of(8), 0);
+            }
             push_record(&mut buf, self.endian, RecordType::HEADER_FEATURE, 0, &body)?;
         }
         let mut end = Vec::new();
