@@ -1,0 +1,421 @@
+//! Parsing of perf event names (`-e EVENT[,EVENT...]`).
+//!
+//! Supported: the generic hardware events (`cycles`, `instructions`, ...,
+//! `PERF_TYPE_HARDWARE`), the software events (`cpu-clock`, `task-clock`,
+//! `page-faults`, ..., `dummy`, `PERF_TYPE_SOFTWARE`) and raw events `rNNNN`
+//! (`PERF_TYPE_RAW`, hex config), each optionally followed by `:modifiers`
+//! with perf's semantics:
+//!
+//! * `u`, `k`, `h`: count only user / kernel / hypervisor (the first of them
+//!   excludes all three, then each letter re-includes its level);
+//! * `G` (guest only → `exclude_host`), `H` (host only → `exclude_guest`);
+//! * `p`, `pp`, `ppp`: `precise_ip` 1..3; `P`: maximum precision (perf tries
+//!   3→2→1→0, see [`EventSpec::lower_precise`]);
+//! * `I` exclude_idle, `S` sample_read, `D` pinned, `e` exclusive, `W` weak
+//!   group (ignored here but accepted).
+//!
+//! Like perf 6.1, explicitly given events without modifiers get
+//! `exclude_guest = 1`; with modifiers only `u` and `p` set it (`task-clock:k`
+//! has exclude_guest 0); the default event ([`EventSpec::default_event`],
+//! `cycles:P`) does not have it. When a
+//! hardware `cycles` event fails to open with `ENOENT`/`ENXIO`/`ENODEV`/
+//! `EOPNOTSUPP`, [`EventSpec::fallback`] gives the software `cpu-clock` event
+//! perf falls back to, named from the attr bits (`cpu-clock:ppp`).
+
+use std::fmt;
+
+use crate::sys::{flags, perf_type, PerfEventAttr};
+
+/// A parsed event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventSpec {
+    /// The event name as perf displays it: what the user wrote (e.g.
+    /// `cycles:u`, `r1a2`), or a name derived from the attr for fallbacks.
+    pub name: String,
+    /// `PERF_TYPE_*`.
+    pub type_: u32,
+    pub config: u64,
+    pub exclude_user: bool,
+    pub exclude_kernel: bool,
+    pub exclude_hv: bool,
+    pub exclude_host: bool,
+    pub exclude_guest: bool,
+    pub exclude_idle: bool,
+    /// 0..=3.
+    pub precise_ip: u8,
+    /// `P` modifier: use the highest precise_ip the PMU accepts.
+    pub precise_max: bool,
+    /// `S` modifier.
+    pub sample_read: bool,
+    /// `D` modifier.
+    pub pinned: bool,
+    /// `e` modifier.
+    pub exclusive: bool,
+    /// `W` modifier.
+    pub weak_group: bool,
+}
+
+/// An event string that could not be parsed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventParseError {
+    /// The offending event term (e.g. `foo` or `cycles:q`).
+    pub event: String,
+    /// What was wrong.
+    pub reason: String,
+}
+
+impl fmt::Display for EventParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "event syntax error: '{}'\n  \\___ {}\nRun 'prec list' for a list of valid events",
+            self.event, self.reason
+        )
+    }
+}
+
+impl std::error::Error for EventParseError {}
+
+/// (name, type, config) for every symbolic event name.
+pub const EVENT_NAMES: &[(&str, u32, u64)] = &[
+    ("cpu-cycles", perf_type::HARDWARE, 0),
+    ("cycles", perf_type::HARDWARE, 0),
+    ("instructions", perf_type::HARDWARE, 1),
+    ("cache-references", perf_type::HARDWARE, 2),
+    ("cache-misses", perf_type::HARDWARE, 3),
+    ("branch-instructions", perf_type::HARDWARE, 4),
+    ("branches", perf_type::HARDWARE, 4),
+    ("branch-misses", perf_type::HARDWARE, 5),
+    ("bus-cycles", perf_type::HARDWARE, 6),
+    ("stalled-cycles-frontend", perf_type::HARDWARE, 7),
+    ("idle-cycles-frontend", perf_type::HARDWARE, 7),
+    ("stalled-cycles-backend", perf_type::HARDWARE, 8),
+    ("idle-cycles-backend", perf_type::HARDWARE, 8),
+    ("ref-cycles", perf_type::HARDWARE, 9),
+    ("cpu-clock", perf_type::SOFTWARE, 0),
+    ("task-clock", perf_type::SOFTWARE, 1),
+    ("page-faults", perf_type::SOFTWARE, 2),
+    ("faults", perf_type::SOFTWARE, 2),
+    ("context-switches", perf_type::SOFTWARE, 3),
+    ("cs", perf_type::SOFTWARE, 3),
+    ("cpu-migrations", perf_type::SOFTWARE, 4),
+    ("migrations", perf_type::SOFTWARE, 4),
+    ("minor-faults", perf_type::SOFTWARE, 5),
+    ("major-faults", perf_type::SOFTWARE, 6),
+    ("alignment-faults", perf_type::SOFTWARE, 7),
+    ("emulation-faults", perf_type::SOFTWARE, 8),
+    ("dummy", perf_type::SOFTWARE, 9),
+];
+
+/// `PERF_COUNT_HW_CPU_CYCLES`.
+pub const HW_CPU_CYCLES: u64 = 0;
+/// `PERF_COUNT_SW_CPU_CLOCK`.
+pub const SW_CPU_CLOCK: u64 = 0;
+
+impl EventSpec {
+    fn base(name: &str, type_: u32, config: u64) -> EventSpec {
+        EventSpec {
+            name: name.to_string(),
+            type_,
+            config,
+            exclude_user: false,
+            exclude_kernel: false,
+            exclude_hv: false,
+            exclude_host: false,
+            exclude_guest: false,
+            exclude_idle: false,
+            precise_ip: 0,
+            precise_max: false,
+            sample_read: false,
+            pinned: false,
+            exclusive: false,
+            weak_group: false,
+        }
+    }
+
+    /// perf's default event `cycles:P` (precise_ip starts at 3, no
+    /// exclude_guest).
+    pub fn default_event() -> EventSpec {
+        let mut e = EventSpec::base("cycles:P", perf_type::HARDWARE, HW_CPU_CYCLES);
+        e.precise_ip = 3;
+        e.precise_max = true;
+        e
+    }
+
+    /// Parses one event term such as `cycles:u`, `task-clock`, `r1a2:k`.
+    /// Names are matched case-insensitively; the name is kept as written.
+    pub fn parse(term: &str) -> Result<EventSpec, EventParseError> {
+        let err = |reason: &str| EventParseError {
+            event: term.to_string(),
+            reason: reason.to_string(),
+        };
+        let term_trim = term.trim();
+        if term_trim.is_empty() {
+            return Err(err("empty event"));
+        }
+        let (base, mods) = match term_trim.split_once(':') {
+            Some((b, m)) => (b, Some(m)),
+            None => (term_trim, None),
+        };
+        let lower = base.to_ascii_lowercase();
+        let mut spec = if let Some(&(_, t, c)) = EVENT_NAMES.iter().find(|(n, _, _)| *n == lower) {
+            EventSpec::base(term_trim, t, c)
+        } else if let Some(hex) = base.strip_prefix('r').filter(|h| !h.is_empty()) {
+            let hex = hex.strip_prefix("0x").unwrap_or(hex);
+            let config = u64::from_str_radix(hex, 16).map_err(|_| err("parser error"))?;
+            EventSpec::base(term_trim, perf_type::RAW, config)
+        } else {
+            return Err(err("parser error"));
+        };
+        match mods {
+            // perf 6.1: an event without modifiers gets exclude_guest=1; with
+            // modifiers only `u` and `p` set it (verified with perf evlist).
+            None => spec.exclude_guest = true,
+            Some(m) => spec.apply_modifiers(m).map_err(|r| err(&r))?,
+        }
+        Ok(spec)
+    }
+
+    fn apply_modifiers(&mut self, m: &str) -> Result<(), String> {
+        if m.is_empty() {
+            return Err("empty modifier".to_string());
+        }
+        let (mut eu, mut ek, mut eh) = (self.exclude_user, self.exclude_kernel, self.exclude_hv);
+        let (mut e_host, mut e_guest) = (self.exclude_host, self.exclude_guest);
+        let mut exclude = eu || ek || eh;
+        let mut exclude_gh = false;
+        let mut precise = 0u8;
+        for c in m.chars() {
+            match c {
+                'u' | 'k' | 'h' => {
+                    if !exclude {
+                        exclude = true;
+                        eu = true;
+                        ek = true;
+                        eh = true;
+                    }
+                    if c == 'u' && !exclude_gh {
+                        e_guest = true;
+                    }
+                    match c {
+                        'u' => eu = false,
+                        'k' => ek = false,
+                        _ => eh = false,
+                    }
+                }
+                'G' | 'H' => {
+                    if !exclude_gh {
+                        exclude_gh = true;
+                        e_host = true;
+                        e_guest = true;
+                    }
+                    if c == 'G' {
+                        e_guest = false;
+                    } else {
+                        e_host = false;
+                    }
+                }
+                'p' => {
+                    // "use of precise requires exclude_guest" (perf)
+                    if !exclude_gh {
+                        e_guest = true;
+                    }
+                    precise += 1;
+                    if precise > 3 {
+                        return Err(format!("invalid precise modifier '{m}' (at most ppp)"));
+                    }
+                }
+                'P' => self.precise_max = true,
+                'I' => self.exclude_idle = true,
+                'S' => self.sample_read = true,
+                'D' => self.pinned = true,
+                'e' => self.exclusive = true,
+                'W' => self.weak_group = true,
+                _ => return Err(format!("unknown modifier '{c}'")),
+            }
+        }
+        if self.precise_max {
+            precise = 3;
+        }
+        self.exclude_user = eu;
+        self.exclude_kernel = ek;
+        self.exclude_hv = eh;
+        self.exclude_host = e_host;
+        self.exclude_guest = e_guest;
+        self.precise_ip = precise;
+        Ok(())
+    }
+
+    /// The event `perf record` would switch to after this one failed to open
+    /// with `ENOENT`/`ENXIO`/`ENODEV`/`EOPNOTSUPP`: hardware `cycles` →
+    /// software `cpu-clock`, keeping all modifiers, renamed from its attr bits
+    /// (`cycles:P` → `cpu-clock:ppp`, `cycles:u` → `cpu-clock:u`). `None` for
+    /// every other event.
+    pub fn fallback(&self) -> Option<EventSpec> {
+        if self.type_ != perf_type::HARDWARE || self.config != HW_CPU_CYCLES {
+            return None;
+        }
+        let mut e = self.clone();
+        e.type_ = perf_type::SOFTWARE;
+        e.config = SW_CPU_CLOCK;
+        e.name = format!("cpu-clock{}", e.modifier_suffix());
+        Some(e)
+    }
+
+    /// For `P` (precise_max) events: the same event with precise_ip one lower,
+    /// to retry after `EOPNOTSUPP`/`EINVAL`/`ENOENT`; `None` when not
+    /// `precise_max` or already 0.
+    pub fn lower_precise(&self) -> Option<EventSpec> {
+        if !self.precise_max || self.precise_ip == 0 {
+            return None;
+        }
+        let mut e = self.clone();
+        e.precise_ip -= 1;
+        Some(e)
+    }
+
+    /// The modifier suffix perf derives from an attr (`evsel__add_modifiers`):
+    /// included levels `k`,`u`,`h` if any level is excluded, then `p` ×
+    /// precise_ip, then `H`/`G` for non-default guest/host exclusion; empty or
+    /// starting with `:`.
+    pub fn modifier_suffix(&self) -> String {
+        let mut s = String::new();
+        let mut exclude_guest_default = false;
+        if self.exclude_kernel || self.exclude_user || self.exclude_hv {
+            if !self.exclude_kernel {
+                s.push('k');
+            }
+            if !self.exclude_user {
+                s.push('u');
+            }
+            if !self.exclude_hv {
+                s.push('h');
+            }
+            exclude_guest_default = true;
+        }
+        if self.precise_ip > 0 {
+            s.push_str(&"ppp"[..usize::from(self.precise_ip.min(3))]);
+            exclude_guest_default = true;
+        }
+        if self.exclude_host || self.exclude_guest == exclude_guest_default {
+            if !self.exclude_host {
+                s.push('H');
+            }
+            if !self.exclude_guest {
+                s.push('G');
+            }
+        }
+        if s.is_empty() {
+            s
+        } else {
+            format!(":{s}")
+        }
+    }
+
+    /// A [`PerfEventAttr`] with type, config and the modifier bits set (size
+    /// 128); the caller adds sampling/tracking settings.
+    pub fn to_attr(&self) -> PerfEventAttr {
+        let mut a = PerfEventAttr::new(self.type_, self.config);
+        a.set_flag(flags::EXCLUDE_USER, self.exclude_user);
+        a.set_flag(flags::EXCLUDE_KERNEL, self.exclude_kernel);
+        a.set_flag(flags::EXCLUDE_HV, self.exclude_hv);
+        a.set_flag(flags::EXCLUDE_HOST, self.exclude_host);
+        a.set_flag(flags::EXCLUDE_GUEST, self.exclude_guest);
+        a.set_flag(flags::EXCLUDE_IDLE, self.exclude_idle);
+        a.set_flag(flags::PINNED, self.pinned);
+        a.set_flag(flags::EXCLUSIVE, self.exclusive);
+        a.set_precise_ip(self.precise_ip);
+        a
+    }
+}
+
+/// Parses a comma-separated `-e` argument (`cycles:u,task-clock`).
+pub fn parse_event_list(s: &str) -> Result<Vec<EventSpec>, EventParseError> {
+    s.split(',').map(EventSpec::parse).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_types() {
+        let l = parse_event_list("cycles,task-clock,cs,r1a2,branch-misses").unwrap();
+        let tc: Vec<_> = l.iter().map(|e| (e.type_, e.config)).collect();
+        assert_eq!(tc, vec![(0, 0), (1, 1), (1, 3), (4, 0x1a2), (0, 5)]);
+        assert_eq!(l[3].name, "r1a2");
+        assert!(l.iter().all(|e| e.exclude_guest && !e.exclude_kernel));
+        assert_eq!(EventSpec::parse("dummy").unwrap().config, 9);
+        assert_eq!(EventSpec::parse("faults").unwrap().config, 2);
+    }
+
+    #[test]
+    fn modifiers() {
+        let e = EventSpec::parse("cycles:u").unwrap();
+        assert!(!e.exclude_user && e.exclude_kernel && e.exclude_hv);
+        let e = EventSpec::parse("instructions:kpp").unwrap();
+        assert!(e.exclude_user && !e.exclude_kernel && e.exclude_hv);
+        assert_eq!(e.precise_ip, 2);
+        let e = EventSpec::parse("cpu-clock:uk").unwrap();
+        assert!(!e.exclude_user && !e.exclude_kernel && e.exclude_hv);
+        let e = EventSpec::parse("cycles:G").unwrap();
+        assert!(e.exclude_host && !e.exclude_guest);
+        let e = EventSpec::parse("cycles:H").unwrap();
+        assert!(!e.exclude_host && e.exclude_guest);
+        let a = EventSpec::parse("task-clock:uppp").unwrap().to_attr();
+        assert_eq!(a.precise_ip(), 3);
+        assert!(a.has_flag(flags::EXCLUDE_KERNEL | flags::EXCLUDE_HV));
+        assert!(EventSpec::parse("cycles:pppp").is_err());
+        assert!(EventSpec::parse("cycles:q").is_err());
+    }
+
+    #[test]
+    fn errors() {
+        let e = EventSpec::parse("foo").unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.starts_with("event syntax error: 'foo'"), "{msg}");
+        assert!(msg.contains("prec list"));
+        assert!(parse_event_list("cycles,,").is_err());
+        assert!(EventSpec::parse("rzz").is_err());
+        assert!(EventSpec::parse("r").is_err());
+    }
+
+    #[test]
+    fn fallback_like_perf() {
+        let d = EventSpec::default_event();
+        assert_eq!(d.name, "cycles:P");
+        let f = d.fallback().unwrap();
+        assert_eq!((f.type_, f.config, f.precise_ip), (1, 0, 3));
+        assert_eq!(f.name, "cpu-clock:ppp");
+        // perf under paranoid 2 for non-root: exclude_kernel added → :uhppp
+        let mut d2 = EventSpec::default_event();
+        d2.exclude_kernel = true;
+        assert_eq!(d2.fallback().unwrap().name, "cpu-clock:uhppp");
+        assert!(EventSpec::parse("instructions")
+            .unwrap()
+            .fallback()
+            .is_none());
+        assert!(EventSpec::parse("task-clock").unwrap().fallback().is_none());
+        assert_eq!(d.lower_precise().unwrap().precise_ip, 2);
+        assert!(EventSpec::parse("cycles")
+            .unwrap()
+            .lower_precise()
+            .is_none());
+        // names perf 6.1 printed on this VM (perf evlist)
+        for (ev, want) in [
+            ("cycles:u", "cpu-clock:uH"),
+            ("cycles", "cpu-clock"),
+            ("cycles:k", "cpu-clock:k"),
+            ("cycles:uk", "cpu-clock:kuH"),
+            ("cycles:p", "cpu-clock:pH"),
+        ] {
+            assert_eq!(
+                EventSpec::parse(ev).unwrap().fallback().unwrap().name,
+                want,
+                "{ev}"
+            );
+        }
+        assert!(!EventSpec::parse("task-clock:k").unwrap().exclude_guest);
+        assert!(!EventSpec::parse("task-clock:P").unwrap().exclude_guest);
+    }
+}
