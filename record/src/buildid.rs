@@ -9,6 +9,7 @@
 //!   [`crate::sys::vdso_image`].
 //!
 //! [`to_hex`] formats an id like `readelf -n` / perf do (lowercase hex).
+#![forbid(unsafe_code)]
 
 use std::io;
 use std::path::Path;

@@ -142,3 +142,107 @@ fn attr_bytes_layout() {
     assert!(sys::parse_cpu_list("3-1").is_err());
     assert!(sys::page_size() >= 4096);
 }
+
+fn busy_child() -> crate::launch::SuspendedChild {
+    Launched::spawn(&[
+        "sh",
+        "-c",
+        "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done",
+    ])
+    .expect("spawn sh")
+}
+
+/// task-clock, period 20 µs, per-thread (cpu −1, no inherit: the kernel
+/// refuses to mmap inherited cpu −1 events).
+fn fast_attr() -> sys::PerfEventAttr {
+    let mut attr = EventSpec::parse("task-clock:u").unwrap().to_attr();
+    attr.sample_period_or_freq = 20_000;
+    attr.sample_type = sample::IP | sample::TID | sample::TIME | sample::PERIOD;
+    attr.set_flag(
+        flags::DISABLED | flags::ENABLE_ON_EXEC | flags::COMM | flags::SAMPLE_ID_ALL,
+        true,
+    );
+    attr
+}
+
+#[test]
+fn small_ring_wraps_while_draining() {
+    let child = busy_child();
+    let mut attr = fast_attr();
+    let fd = match sys::perf_event_open(&mut attr, child.pid(), -1, None, 0) {
+        Ok(fd) => fd,
+        Err(e) => {
+            unavailable("perf_event_open", &e);
+            return;
+        }
+    };
+    // A second event on the same (cpu −1, same task) context redirected into
+    // the first one's ring, as perf does per CPU.
+    let mut attr2 = fast_attr();
+    attr2.config = 0; // cpu-clock
+    let fd2 = sys::perf_event_open(&mut attr2, child.pid(), -1, None, 0).expect("second event");
+    let mut ring = RingBuffer::new(fd.as_fd(), 1).expect("mmap 1+1 pages");
+    sys::ioc_set_output(fd2.as_fd(), Some(fd.as_fd())).expect("SET_OUTPUT same context");
+    assert_eq!(ring.data_size(), sys::page_size() as u64);
+    let ids = (
+        sys::ioc_id(fd.as_fd()).unwrap(),
+        sys::ioc_id(fd2.as_fd()).unwrap(),
+    );
+    assert_ne!(ids.0, ids.1);
+
+    let mut running = child.start().expect("exec sh");
+    let mut data = Vec::new();
+    let status = loop {
+        ring.read_available(&mut data);
+        if let Some(st) = running.try_wait().unwrap() {
+            break st;
+        }
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    };
+    ring.read_available(&mut data);
+    assert!(status.success());
+    let mut samples = 0;
+    for rec in records(&data) {
+        if rec.expect("records parse across the wrap").type_ == 9 {
+            samples += 1;
+        }
+    }
+    let mut lost = LostCounter::new();
+    lost.scan(&data).unwrap();
+    println!(
+        "wrap test: {} bytes through a {} byte ring, {samples} samples, {lost:?}",
+        data.len(),
+        ring.data_size()
+    );
+    assert_eq!(ring.overruns(), 0);
+    assert!(
+        data.len() as u64 > 2 * ring.data_size(),
+        "ring did not wrap"
+    );
+    assert!(samples > 0);
+}
+
+#[test]
+fn full_ring_reports_lost() {
+    let child = busy_child();
+    let mut attr = fast_attr();
+    let fd = match sys::perf_event_open(&mut attr, child.pid(), -1, None, 0) {
+        Ok(fd) => fd,
+        Err(e) => {
+            unavailable("perf_event_open", &e);
+            return;
+        }
+    };
+    let mut ring = RingBuffer::new(fd.as_fd(), 1).expect("mmap");
+    let mut running = child.start().expect("exec sh");
+    // Drain once early so the kernel has room to write LOST afterwards.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let mut data = Vec::new();
+    ring.read_available(&mut data);
+    assert!(running.wait().unwrap().success());
+    ring.read_available(&mut data);
+    let mut lost = LostCounter::new();
+    lost.scan(&data).unwrap();
+    println!("full ring: {} bytes, {lost:?}", data.len());
+    assert!(lost.lost_records > 0 && lost.lost_events > 0, "{lost:?}");
+}

@@ -21,6 +21,7 @@
 //! hardware `cycles` event fails to open with `ENOENT`/`ENXIO`/`ENODEV`/
 //! `EOPNOTSUPP`, [`EventSpec::fallback`] gives the software `cpu-clock` event
 //! perf falls back to, named from the attr bits (`cpu-clock:ppp`).
+#![forbid(unsafe_code)]
 
 use std::fmt;
 

@@ -21,6 +21,7 @@
 //! [`install_signal_forwarding`] installs SIGINT/SIGTERM/SIGHUP handlers that
 //! record the signal ([`signal_received`]) and forward it to the pid set
 //! with [`set_forward_pid`].
+#![forbid(unsafe_code)]
 
 use std::ffi::{CString, OsStr, OsString};
 use std::fmt;
@@ -412,5 +413,24 @@ mod tests {
         let st = c.wait().unwrap();
         assert_eq!(st, ExitStatus::Signaled(libc::SIGTERM));
         assert_eq!(st.shell_code(), 143);
+    }
+}
+
+#[cfg(test)]
+mod signal_tests {
+    use super::*;
+
+    #[test]
+    fn sigterm_is_forwarded_to_child() {
+        let mut c = Launched::spawn(&["sleep", "5"]).unwrap().start().unwrap();
+        install_signal_forwarding().unwrap();
+        set_forward_pid(c.pid());
+        sys::kill(std::process::id() as i32, libc::SIGTERM).unwrap();
+        let st = c.wait().unwrap();
+        set_forward_pid(0);
+        assert_eq!(st, ExitStatus::Signaled(libc::SIGTERM));
+        assert_eq!(signal_received(), Some(libc::SIGTERM));
+        clear_signal();
+        assert_eq!(signal_received(), None);
     }
 }

@@ -13,6 +13,7 @@
 //! * [`kernel_text`]: `_text`/`_etext` from `/proc/kallsyms` (0 when
 //!   addresses are hidden by kptr_restrict);
 //! * [`modules`] / [`parse_modules`]: `/proc/modules` (empty if absent).
+#![forbid(unsafe_code)]
 
 use std::fs;
 use std::io;

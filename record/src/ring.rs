@@ -128,7 +128,7 @@ impl RingBuffer {
     }
 
     fn control(&self, off: usize) -> &AtomicU64 {
-        debug_assert!(off + 8 <= 4096 && off % 8 == 0);
+        debug_assert!(off + 8 <= 4096 && off.is_multiple_of(8));
         // SAFETY: `off` is one of the 8-byte-aligned u64 fields of the control
         // page, which lies inside our live mapping (page-aligned base). The
         // kernel accesses these fields concurrently, hence AtomicU64, which has

@@ -15,6 +15,7 @@
 //! | MEM_TOPOLOGY | [`memory_topology`] |
 //!
 //! plus [`max_sample_rate`], [`perf_event_paranoid`], [`perf_event_mlock_kb`].
+#![forbid(unsafe_code)]
 
 use std::fs;
 use std::io;
