@@ -17,7 +17,7 @@ pub struct Input {
 }
 
 enum Bytes {
-    Mapped(memmap2::Mmap),
+    Mapped(prec_record::mapped::MappedFile),
     Owned(Vec<u8>),
 }
 
@@ -47,10 +47,7 @@ impl Input {
         let bytes = if meta.len() == 0 {
             Bytes::Owned(Vec::new())
         } else if meta.file_type().is_file() {
-            // SAFETY: the map is read-only; a file truncated under us while
-            // mapped could fault, which is the accepted cost of zero-copy
-            // reading (perf itself maps its input the same way).
-            let map = unsafe { memmap2::Mmap::map(&file) }
+            let map = prec_record::mapped::MappedFile::map(&file)
                 .with_context(|| format!("cannot map {name}"))?;
             Bytes::Mapped(map)
         } else {

@@ -20,6 +20,7 @@
 pub mod buildid;
 pub mod events;
 pub mod launch;
+pub mod mapped;
 pub mod proc_synth;
 pub mod ring;
 pub mod sys;

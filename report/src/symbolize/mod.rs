@@ -61,17 +61,17 @@ mod symtab;
 pub use demangle::demangle;
 
 use elf::{ElfInfo, Table};
-use memmap2::Mmap;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
-use std::fs::File;
+use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use std::sync::Arc;
 use symtab::{Binding, Sym, SymbolTable};
 
 /// Configuration of a [`Symbolizer`].
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct SymbolizerOptions {
     /// Look binaries up under this directory (`--symfs`): `DIR + path`.
     pub symfs: Option<PathBuf>,
@@ -84,6 +84,21 @@ pub struct SymbolizerOptions {
     /// a zero-sized symbol before the PLT (usually `_init`) that was extended
     /// over it wins, so PLT samples show as `_init+0x30`.
     pub prefer_plt_names: bool,
+    /// How to open binaries and debug files; `None` reads them into memory.
+    /// The `prec` binary passes a loader that memory-maps them.
+    pub loader: Option<FileLoader>,
+}
+
+impl fmt::Debug for SymbolizerOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SymbolizerOptions")
+            .field("symfs", &self.symfs)
+            .field("kallsyms", &self.kallsyms)
+            .field("demangle", &self.demangle)
+            .field("prefer_plt_names", &self.prefer_plt_names)
+            .field("loader", &self.loader.as_ref().map(|_| "custom"))
+            .finish()
+    }
 }
 
 impl Default for SymbolizerOptions {
@@ -93,6 +108,7 @@ impl Default for SymbolizerOptions {
             kallsyms: None,
             demangle: true,
             prefer_plt_names: false,
+            loader: None,
         }
     }
 }
@@ -195,7 +211,7 @@ enum DwarfState {
 enum DebugFile {
     NotSearched,
     NotFound,
-    Found(PathBuf, Mmap, ElfInfo),
+    Found(PathBuf, FileBytes, ElfInfo),
 }
 
 struct Binary {
@@ -203,7 +219,7 @@ struct Binary {
     name: String,
     /// File actually opened.
     file: PathBuf,
-    map: Mmap,
+    map: FileBytes,
     info: ElfInfo,
     symbols: SymbolTable,
     debug: DebugFile,
@@ -226,13 +242,39 @@ pub struct Symbolizer {
     diagnostics: Vec<Diagnostic>,
 }
 
-fn mmap_file(path: &Path) -> std::io::Result<Mmap> {
-    let file = File::open(path)?;
-    // SAFETY: the file is mapped read-only and only read through the returned
-    // slice. Like every mmap-based tool (perf included) this is only unsound if
-    // another process truncates or rewrites the file while it is mapped, which
-    // we accept for binaries and debug files.
-    unsafe { Mmap::map(&file) }
+/// The bytes of a binary or debug file: read into memory by default, or
+/// memory-mapped when the caller supplies a [`FileLoader`] that maps (the
+/// report crate itself has no `unsafe`, so mapping is the caller's choice).
+pub struct FileBytes(Box<dyn Deref<Target = [u8]> + Send + Sync>);
+
+impl FileBytes {
+    /// Wraps any owner of bytes (a `Vec<u8>`, a memory map).
+    pub fn new(bytes: impl Deref<Target = [u8]> + Send + Sync + 'static) -> Self {
+        FileBytes(Box::new(bytes))
+    }
+}
+
+impl Deref for FileBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+/// Opens a file's bytes; see [`SymbolizerOptions::loader`].
+pub type FileLoader = Arc<dyn Fn(&Path) -> std::io::Result<FileBytes> + Send + Sync>;
+
+fn load_with(loader: Option<&FileLoader>, path: &Path) -> std::io::Result<FileBytes> {
+    match loader {
+        Some(load) => load(path),
+        None => std::fs::read(path).map(FileBytes::new),
+    }
+}
+
+impl Symbolizer {
+    fn load_file(&self, path: &Path) -> std::io::Result<FileBytes> {
+        load_with(self.options.loader.as_ref(), path)
+    }
 }
 
 /// Build-ids in perf.data are zero-padded (20 bytes in a 24-byte field);
@@ -350,7 +392,7 @@ impl Symbolizer {
         let mut mismatch: Option<(PathBuf, Option<Vec<u8>>)> = None;
         let mut corrupt: Option<(PathBuf, String)> = None;
         for cand in candidates {
-            let Ok(map) = mmap_file(&cand) else { continue };
+            let Ok(map) = self.load_file(&cand) else { continue };
             let info = match elf::parse_info(&map) {
                 Ok(i) => i,
                 Err(e) => {
@@ -399,7 +441,7 @@ impl Symbolizer {
         None
     }
 
-    fn add_binary(&mut self, name: &str, file: PathBuf, map: Mmap, info: ElfInfo) -> BinaryId {
+    fn add_binary(&mut self, name: &str, file: PathBuf, map: FileBytes, info: ElfInfo) -> BinaryId {
         let id = BinaryId(self.binaries.len() as u32);
         let mut bin = Binary {
             name: name.to_string(),
@@ -423,7 +465,9 @@ impl Symbolizer {
         };
         if syms.is_empty() {
             // Stripped: prefer the separate debug file's .symtab, like perf.
-            search_debug_file(self.options.symfs.as_deref(), &mut bin);
+            let loader = self.options.loader.clone();
+            let load = |p: &Path| load_with(loader.as_ref(), p);
+            search_debug_file(self.options.symfs.as_deref(), &load, &mut bin);
             if let DebugFile::Found(_, map, _) = &bin.debug {
                 syms = elf::function_symbols(map, Table::Symtab).unwrap_or_default();
             }
@@ -541,9 +585,11 @@ impl Symbolizer {
         let idx = bin.0 as usize;
         if matches!(self.binaries.get(idx)?.dwarf, DwarfState::NotLoaded) {
             let symfs = self.options.symfs.clone();
+            let loader = self.options.loader.clone();
             let binary = self.binaries.get_mut(idx)?;
             if !binary.info.has_dwarf {
-                search_debug_file(symfs.as_deref(), binary);
+                let load = |p: &Path| load_with(loader.as_ref(), p);
+                search_debug_file(symfs.as_deref(), &load, binary);
             }
             let data: Option<&[u8]> = if binary.info.has_dwarf {
                 Some(&binary.map)
@@ -699,7 +745,7 @@ impl Symbolizer {
 }
 
 /// Finds the separate debug file of `bin` (once).
-fn search_debug_file(symfs: Option<&Path>, bin: &mut Binary) {
+fn search_debug_file(symfs: Option<&Path>, loader: &dyn Fn(&Path) -> std::io::Result<FileBytes>, bin: &mut Binary) {
     if !matches!(bin.debug, DebugFile::NotSearched) {
         return;
     }
@@ -748,7 +794,7 @@ fn search_debug_file(symfs: Option<&Path>, bin: &mut Binary) {
         if own.is_some() && std::fs::canonicalize(&cand).ok() == own {
             continue;
         }
-        let Ok(map) = mmap_file(&cand) else { continue };
+        let Ok(map) = loader(&cand) else { continue };
         let Ok(info) = elf::parse_info(&map) else {
             continue;
         };
