@@ -14,15 +14,21 @@
 //! * [`proc_synth`]: /proc readers for synthesizing existing threads, maps
 //!   and the kernel map;
 //! * [`buildid`]: GNU build-ids of files, the kernel and the vDSO;
-//! * [`sysinfo`]: values for the perf.data feature sections.
+//! * [`sysinfo`]: values for the perf.data feature sections;
+//! * [`capture`]: the recording loop itself (open, prologue, drain, finish),
+//!   with [`synth`] (synthesized side-band records) and [`features`]
+//!   (the feature sections perf writes).
 #![cfg(target_os = "linux")]
 
 pub mod buildid;
+pub mod capture;
 pub mod events;
+pub mod features;
 pub mod launch;
 pub mod mapped;
 pub mod proc_synth;
 pub mod ring;
+pub mod synth;
 pub mod sys;
 pub mod sysinfo;
 

@@ -591,3 +591,49 @@ pub fn vdso_image() -> Option<Vec<u8>> {
     let bytes = unsafe { std::slice::from_raw_parts(start as usize as *const u8, len) };
     Some(bytes.to_vec())
 }
+
+/// One entry for [`poll`]: a raw fd (negative = ignored) and the returned
+/// events.
+#[derive(Clone, Copy, Debug)]
+pub struct PollFd {
+    pub fd: RawFd,
+    /// `revents` after [`poll`].
+    pub revents: i16,
+}
+
+/// `POLLIN | POLLHUP | POLLERR` bits for [`PollFd::revents`].
+pub mod pollbits {
+    pub const IN: i16 = libc::POLLIN;
+    pub const HUP: i16 = libc::POLLHUP;
+    pub const ERR: i16 = libc::POLLERR;
+}
+
+/// `poll(fds, timeout_ms)` waiting for `POLLIN` on every fd; returns the
+/// number of fds with events, 0 on timeout or `EINTR` (a signal arrived).
+pub fn poll(fds: &mut [PollFd], timeout_ms: i32) -> io::Result<usize> {
+    let mut raw: Vec<libc::pollfd> = fds
+        .iter()
+        .map(|f| libc::pollfd {
+            fd: f.fd,
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    // SAFETY: `raw` is a valid array of `raw.len()` pollfd structs that the
+    // kernel may write (revents) during the call; it outlives the call.
+    let r = unsafe { libc::poll(raw.as_mut_ptr(), raw.len() as libc::nfds_t, timeout_ms) };
+    if r < 0 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::EINTR) {
+            for f in fds.iter_mut() {
+                f.revents = 0;
+            }
+            return Ok(0);
+        }
+        return Err(e);
+    }
+    for (f, r) in fds.iter_mut().zip(&raw) {
+        f.revents = r.revents;
+    }
+    Ok(r as usize)
+}

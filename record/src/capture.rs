@@ -1,0 +1,959 @@
+//! The `prec record` capture loop: open the events like `perf record`,
+//! write the synthesized prologue, start the workload, drain the rings into
+//! a perf.data file (or pipe) and finish it with perf's feature sections.
+//!
+//! Order of operations (so that a failing run leaves nothing behind):
+//! 1. resolve and fork the workload behind its start gate (a missing command
+//!    fails here), check `-p`/`-t` targets;
+//! 2. open every (event, cpu, thread) with perf's fallbacks, map one ring
+//!    per CPU and `SET_OUTPUT` the others to it;
+//! 3. only now move an existing output to `.old` and create the new file
+//!    (mode 0600), write header and prologue, enable, release the gate;
+//! 4. poll/drain until the workload exits (or Ctrl-C without workload),
+//!    FINISHED_ROUND after every pass that wrote data, header patched at
+//!    least every 250 ms so a killed recorder leaves a readable file;
+//! 5. BUILD_ID for every DSO that got samples, SAMPLE_TIME, host features.
+
+#![forbid(unsafe_code)]
+
+use std::collections::{BTreeSet, HashMap};
+use std::ffi::OsString;
+use std::fmt;
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use prec_format::write::{FileWriter, PipeWriter};
+use prec_format::{Attr, Endian, EventAttr};
+
+use crate::events::EventSpec;
+use crate::features::{self, DsoBuildId, EventInfo, RecordingFacts};
+use crate::launch::{self, ExitStatus, RunningChild, SuspendedChild};
+use crate::ring::{LostCounter, RingBuffer};
+use crate::synth::{self, Synth};
+use crate::sys::{self, flags, perf_type, read_format, sample, PerfEventAttr};
+use crate::{buildid, proc_synth, sysinfo};
+
+/// Call-graph mode (`-g`, `--call-graph`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallGraph {
+    None,
+    Fp,
+    /// DWARF unwinding with this many bytes of user stack per sample.
+    Dwarf(u32),
+}
+
+/// Where the data goes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Output {
+    File(PathBuf),
+    /// Pipe mode on stdout (`-o -`).
+    Stdout,
+}
+
+/// Everything `prec record` needs, already validated by the CLI.
+#[derive(Clone, Debug)]
+pub struct RecordConfig {
+    /// Events; empty means perf's default `cycles:P`.
+    pub events: Vec<EventSpec>,
+    /// Sampling frequency (used when `period` is `None`).
+    pub freq: u64,
+    /// Fixed sample period (`-c`).
+    pub period: Option<u64>,
+    pub call_graph: CallGraph,
+    pub output: Output,
+    /// Workload argv (may be empty with `-p`/`-t`/`-a`).
+    pub command: Vec<OsString>,
+    pub pids: Vec<i32>,
+    pub tids: Vec<i32>,
+    /// `-a` (or `-C`): per-CPU, all tasks.
+    pub system_wide: bool,
+    /// `-C`: restrict to these CPUs.
+    pub cpus: Option<Vec<u32>>,
+    /// Data pages per ring (power of two).
+    pub mmap_pages: usize,
+    pub inherit: bool,
+    pub quiet: bool,
+    /// prec's own argv (the CMDLINE feature).
+    pub cmdline: Vec<String>,
+}
+
+/// A failed recording (nothing was written, or the error is reported after
+/// cleaning up).
+#[derive(Debug)]
+pub struct RecordError(pub String);
+
+impl fmt::Display for RecordError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for RecordError {}
+
+fn err<T>(msg: impl Into<String>) -> Result<T, RecordError> {
+    Err(RecordError(msg.into()))
+}
+
+impl From<io::Error> for RecordError {
+    fn from(e: io::Error) -> Self {
+        RecordError(e.to_string())
+    }
+}
+
+/// What happened.
+#[derive(Clone, Debug, Default)]
+pub struct RecordOutcome {
+    /// The workload's exit status (None without workload).
+    pub exit: Option<ExitStatus>,
+    pub samples: u64,
+    /// Bytes in the data section (or written to the pipe).
+    pub data_bytes: u64,
+    pub lost: LostCounter,
+    /// Number of poll wake-ups with data.
+    pub wakeups: u64,
+}
+
+impl RecordOutcome {
+    /// prec's exit code: the workload's (code or 128 + signal), else 0.
+    pub fn exit_code(&self) -> i32 {
+        self.exit.map_or(0, |e| e.shell_code())
+    }
+}
+
+/// One event after fallbacks, with its fds' ids.
+struct OpenEvent {
+    name: String,
+    attr: PerfEventAttr,
+    ids: Vec<u64>,
+}
+
+fn note(quiet: bool, msg: &str) {
+    if !quiet {
+        eprintln!("{msg}");
+    }
+}
+
+fn errno_name(e: &io::Error) -> String {
+    let s = e.to_string();
+    match s.rfind(" (os error ") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+/// Build the attr perf would use for `spec` (index `idx` in the list).
+fn build_attr(
+    spec: &EventSpec,
+    cfg: &RecordConfig,
+    tracking: bool,
+    nevents: usize,
+    launching: bool,
+) -> PerfEventAttr {
+    let mut a = spec.to_attr();
+    let mut st = sample::IP | sample::TID | sample::TIME;
+    match cfg.period {
+        Some(p) => a.sample_period_or_freq = p,
+        None => {
+            a.sample_period_or_freq = cfg.freq;
+            a.set_flag(flags::FREQ, true);
+            st |= sample::PERIOD;
+        }
+    }
+    match cfg.call_graph {
+        CallGraph::None => {}
+        CallGraph::Fp => st |= sample::CALLCHAIN,
+        CallGraph::Dwarf(size) => {
+            st |= sample::CALLCHAIN
+                | sample::REGS_USER
+                | sample::STACK_USER
+                | sample::ADDR
+                | sample::DATA_SRC;
+            a.sample_regs_user = 0xff0fff;
+            a.sample_stack_user = size;
+            a.set_flag(flags::EXCLUDE_CALLCHAIN_USER, true);
+            a.set_flag(flags::MMAP_DATA, true);
+        }
+    }
+    if cfg.system_wide {
+        st |= sample::CPU | sample::IDENTIFIER;
+    } else if nevents > 1 || cfg.output == Output::Stdout {
+        st |= sample::ID;
+    }
+    a.sample_type = st;
+    a.read_format = read_format::ID | read_format::LOST;
+    a.set_flag(flags::DISABLED, true);
+    a.set_flag(flags::INHERIT, cfg.inherit);
+    a.set_flag(flags::SAMPLE_ID_ALL, true);
+    if launching && !cfg.system_wide {
+        a.set_flag(flags::ENABLE_ON_EXEC, true);
+    }
+    if tracking {
+        a.set_flag(
+            flags::MMAP
+                | flags::COMM
+                | flags::TASK
+                | flags::MMAP2
+                | flags::COMM_EXEC
+                | flags::KSYMBOL
+                | flags::BPF_EVENT,
+            true,
+        );
+    }
+    a
+}
+
+/// perf's `dummy:HG` tracking event for system-wide recording.
+fn dummy_attr(cfg: &RecordConfig) -> PerfEventAttr {
+    let mut a = PerfEventAttr::new(perf_type::SOFTWARE, 9);
+    a.sample_period_or_freq = 1;
+    a.sample_type = sample::IP | sample::TID | sample::TIME | sample::CPU | sample::IDENTIFIER;
+    a.read_format = read_format::ID | read_format::LOST;
+    a.set_flag(flags::INHERIT, cfg.inherit);
+    a.set_flag(
+        flags::MMAP
+            | flags::COMM
+            | flags::TASK
+            | flags::SAMPLE_ID_ALL
+            | flags::MMAP2
+            | flags::COMM_EXEC
+            | flags::KSYMBOL
+            | flags::BPF_EVENT,
+        true,
+    );
+    a
+}
+
+fn is_fallback_errno(e: i32) -> bool {
+    matches!(
+        e,
+        libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV | libc::ENXIO | libc::EINVAL
+    )
+}
+
+struct Opener<'a> {
+    cfg: &'a RecordConfig,
+    paranoid: i32,
+    said_kernel: bool,
+}
+
+impl Opener<'_> {
+    /// Opens the first fd of an event with perf's fallbacks; returns the fd,
+    /// the final attr and name.
+    fn open_first(
+        &mut self,
+        orig: &EventSpec,
+        make: &dyn Fn(&EventSpec) -> PerfEventAttr,
+        pid: i32,
+        cpu: i32,
+    ) -> Result<(OwnedFd, PerfEventAttr, String), RecordError> {
+        let mut base = orig.clone();
+        let mut derived_name = false;
+        let mut fell_back = false;
+        loop {
+            // precise_max: try precise_ip 3, 2, 1, 0.
+            let mut spec = base.clone();
+            let first_err = loop {
+                let mut attr = make(&spec);
+                match sys::perf_event_open(&mut attr, pid, cpu, None, 0) {
+                    Ok(fd) => return Ok((fd, attr, spec.name.clone())),
+                    Err(e) => {
+                        let code = e.raw_os_error().unwrap_or(0);
+                        match spec.lower_precise() {
+                            Some(l) if is_fallback_errno(code) => spec = l,
+                            _ => break e,
+                        }
+                    }
+                }
+            };
+            let code = first_err.raw_os_error().unwrap_or(0);
+            if code == libc::EACCES
+                && !base.exclude_kernel
+                && !base.exclude_user
+                && self.paranoid > 1
+            {
+                base.exclude_kernel = true;
+                let old = base.name.clone();
+                base.name = if derived_name {
+                    let stem = old.split(':').next().unwrap_or(&old).to_string();
+                    format!("{stem}{}", base.modifier_suffix())
+                } else if old.contains(':') || old.contains('/') {
+                    format!("{old}u")
+                } else {
+                    format!("{old}:u")
+                };
+                if !self.said_kernel {
+                    self.said_kernel = true;
+                    note(
+                        self.cfg.quiet,
+                        &format!(
+                            "Note: kernel.perf_event_paranoid={}, falling back to excluding kernel and hypervisor samples ({})",
+                            self.paranoid, base.name
+                        ),
+                    );
+                }
+                continue;
+            }
+            if !fell_back && is_fallback_errno(code) {
+                if let Some(f) = base.fallback() {
+                    note(
+                        self.cfg.quiet,
+                        &format!(
+                            "Note: {} is not supported here ({}), falling back to {}",
+                            base.name,
+                            errno_name(&first_err),
+                            f.name
+                        ),
+                    );
+                    base = f;
+                    derived_name = true;
+                    fell_back = true;
+                    continue;
+                }
+            }
+            return Err(open_error(&base.name, &first_err, pid, self.paranoid));
+        }
+    }
+}
+
+fn open_error(name: &str, e: &io::Error, pid: i32, paranoid: i32) -> RecordError {
+    match e.raw_os_error() {
+        Some(libc::ESRCH) => RecordError(format!("no such process: {pid}")),
+        Some(libc::EACCES) | Some(libc::EPERM) => RecordError(format!(
+            "no permission to open event {name} (kernel.perf_event_paranoid={paranoid}): {}\n\
+             Hint: system-wide recording (-a/-C) and kernel profiling need privileges; \
+             try running as root or lowering /proc/sys/kernel/perf_event_paranoid",
+            errno_name(e)
+        )),
+        Some(libc::ENOENT) | Some(libc::EOPNOTSUPP) | Some(libc::ENODEV) => RecordError(format!(
+            "the event {name} is not supported on this machine: {}",
+            errno_name(e)
+        )),
+        _ => RecordError(format!("failed to open event {name}: {}", errno_name(e))),
+    }
+}
+
+/// One mapping of a process, for build-id attribution.
+#[derive(Clone, Debug)]
+struct Map {
+    start: u64,
+    end: u64,
+    file: usize,
+}
+
+/// Scans the written stream: samples, times, maps, hits, lost records.
+#[derive(Default)]
+struct Tracker {
+    /// Byte offset of `ip` in a SAMPLE record (8 or 16 with IDENTIFIER).
+    ip_off: usize,
+    samples: u64,
+    first_time: Option<u64>,
+    last_time: u64,
+    files: Vec<String>,
+    file_idx: HashMap<String, usize>,
+    maps: HashMap<u32, Vec<Map>>,
+    hit: BTreeSet<usize>,
+    kernel_hit: bool,
+    lost: LostCounter,
+}
+
+fn rd_u32(b: &[u8], off: usize) -> Option<u32> {
+    Some(u32::from_ne_bytes(b.get(off..off + 4)?.try_into().ok()?))
+}
+
+fn rd_u64(b: &[u8], off: usize) -> Option<u64> {
+    Some(u64::from_ne_bytes(b.get(off..off + 8)?.try_into().ok()?))
+}
+
+fn rd_str(b: &[u8], off: usize) -> Option<String> {
+    let s = b.get(off..)?;
+    let end = s.iter().position(|&c| c == 0).unwrap_or(s.len());
+    Some(String::from_utf8_lossy(&s[..end]).into_owned())
+}
+
+impl Tracker {
+    fn add_map(&mut self, pid: u32, start: u64, len: u64, name: String) {
+        let idx = match self.file_idx.get(&name) {
+            Some(&i) => i,
+            None => {
+                self.files.push(name.clone());
+                self.file_idx.insert(name, self.files.len() - 1);
+                self.files.len() - 1
+            }
+        };
+        self.maps.entry(pid).or_default().push(Map {
+            start,
+            end: start.saturating_add(len),
+            file: idx,
+        });
+    }
+
+    fn scan(&mut self, buf: &[u8]) {
+        let _ = self.lost.scan(buf);
+        for rec in crate::ring::records(buf) {
+            let Ok(rec) = rec else { break };
+            let b = rec.bytes;
+            let cpumode = rec.misc & 7;
+            match rec.type_ {
+                synth::PERF_RECORD_SAMPLE => {
+                    self.samples += 1;
+                    let o = self.ip_off;
+                    let (Some(ip), Some(pid), Some(time)) =
+                        (rd_u64(b, o), rd_u32(b, o + 8), rd_u64(b, o + 16))
+                    else {
+                        continue;
+                    };
+                    if self.first_time.is_none_or(|f| time < f) {
+                        self.first_time = Some(time);
+                    }
+                    self.last_time = self.last_time.max(time);
+                    if cpumode == synth::MISC_KERNEL {
+                        self.kernel_hit = true;
+                    } else if let Some(maps) = self.maps.get(&pid) {
+                        if let Some(m) = maps.iter().rev().find(|m| m.start <= ip && ip < m.end) {
+                            self.hit.insert(m.file);
+                        }
+                    }
+                }
+                synth::PERF_RECORD_MMAP | synth::PERF_RECORD_MMAP2 => {
+                    if cpumode == synth::MISC_KERNEL {
+                        continue;
+                    }
+                    let name_off = if rec.type_ == synth::PERF_RECORD_MMAP {
+                        40
+                    } else {
+                        72
+                    };
+                    if let (Some(pid), Some(start), Some(len), Some(name)) = (
+                        rd_u32(b, 8),
+                        rd_u64(b, 16),
+                        rd_u64(b, 24),
+                        rd_str(b, name_off),
+                    ) {
+                        self.add_map(pid, start, len, name);
+                    }
+                }
+                synth::PERF_RECORD_FORK => {
+                    if let (Some(pid), Some(ppid)) = (rd_u32(b, 8), rd_u32(b, 12)) {
+                        if pid != ppid && !self.maps.contains_key(&pid) {
+                            if let Some(m) = self.maps.get(&ppid).cloned() {
+                                self.maps.insert(pid, m);
+                            }
+                        }
+                    }
+                }
+                synth::PERF_RECORD_COMM if rec.misc & (1 << 13) != 0 => {
+                    // exec: the old address space is gone.
+                    if let Some(pid) = rd_u32(b, 8) {
+                        self.maps.remove(&pid);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn build_ids(&self) -> Vec<DsoBuildId> {
+        let mut out = Vec::new();
+        if self.kernel_hit {
+            if let Ok(Some(id)) = buildid::kernel_build_id() {
+                out.push(DsoBuildId {
+                    cpumode: synth::MISC_KERNEL,
+                    build_id: id,
+                    filename: "[kernel.kallsyms]".to_string(),
+                });
+            }
+        }
+        for &i in &self.hit {
+            let f = &self.files[i];
+            if f.starts_with('[') || !f.starts_with('/') {
+                continue;
+            }
+            if let Ok(Some(id)) = buildid::file_build_id(Path::new(f)) {
+                out.push(DsoBuildId {
+                    cpumode: synth::MISC_USER,
+                    build_id: id,
+                    filename: f.clone(),
+                });
+            }
+        }
+        if let Ok(Some(id)) = buildid::vdso_build_id() {
+            out.push(DsoBuildId {
+                cpumode: synth::MISC_USER,
+                build_id: id,
+                filename: "[vdso]".to_string(),
+            });
+        }
+        out
+    }
+}
+
+enum Sink {
+    File(FileWriter<File>),
+    Pipe(PipeWriter<BufWriter<io::Stdout>>),
+}
+
+impl Sink {
+    fn write(&mut self, b: &[u8]) -> io::Result<()> {
+        match self {
+            Sink::File(w) => w.write_records(b),
+            Sink::Pipe(w) => w.write_records(b),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Sink::File(w) => w.flush(),
+            Sink::Pipe(w) => w.flush(),
+        }
+    }
+    fn data_bytes(&self) -> u64 {
+        match self {
+            Sink::File(w) => w.data_size(),
+            Sink::Pipe(w) => w.written(),
+        }
+    }
+}
+
+/// The output path with `.old` appended.
+fn old_path(p: &Path) -> PathBuf {
+    let mut s = p.as_os_str().to_owned();
+    s.push(".old");
+    PathBuf::from(s)
+}
+
+/// Creates the output file (mode 0600), moving a non-empty existing one to
+/// `.old` first (and back if creation fails).
+fn create_output(path: &Path) -> Result<File, RecordError> {
+    let moved = match std::fs::metadata(path) {
+        Ok(m) if m.is_file() && m.len() > 0 => {
+            let old = old_path(path);
+            std::fs::rename(path, &old).map_err(|e| {
+                RecordError(format!(
+                    "cannot rename {} to {}: {}",
+                    path.display(),
+                    old.display(),
+                    errno_name(&e)
+                ))
+            })?;
+            Some(old)
+        }
+        _ => None,
+    };
+    match OpenOptions::new()
+        .write(true)
+        .read(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+    {
+        Ok(f) => Ok(f),
+        Err(e) => {
+            if let Some(old) = moved {
+                let _ = std::fs::rename(&old, path);
+            }
+            err(format!(
+                "cannot create output file {}: {}",
+                path.display(),
+                errno_name(&e)
+            ))
+        }
+    }
+}
+
+/// Runs a whole recording.
+pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
+    // 1. Targets.
+    let mut child: Option<SuspendedChild> = None;
+    if !cfg.command.is_empty() {
+        child =
+            Some(launch::Launched::spawn(&cfg.command).map_err(|e| RecordError(e.to_string()))?);
+    } else if cfg.pids.is_empty() && cfg.tids.is_empty() && !cfg.system_wide {
+        return err("no command given (use -- CMD, -p PID, -t TID or -a)");
+    }
+    // (pid of each open, tgid for synthesis)
+    let mut threads: Vec<i32> = Vec::new();
+    let mut procs: Vec<i32> = Vec::new();
+    if cfg.system_wide {
+        threads.push(-1);
+    } else if let Some(c) = &child {
+        threads.push(c.pid());
+    } else {
+        for &p in &cfg.pids {
+            let t =
+                proc_synth::threads(p).map_err(|_| RecordError(format!("no such process: {p}")))?;
+            threads.extend(t);
+            procs.push(p);
+        }
+        for &t in &cfg.tids {
+            if !Path::new(&format!("/proc/{t}")).exists() {
+                return err(format!("no such thread: {t}"));
+            }
+            threads.push(t);
+        }
+    }
+    let cpus: Vec<u32> = match (&cfg.cpus, cfg.system_wide) {
+        (Some(c), _) => c.clone(),
+        _ => sys::online_cpus()?,
+    };
+    let online = sys::online_cpus()?;
+    for c in &cpus {
+        if !online.contains(c) {
+            return err(format!("CPU {c} is not online"));
+        }
+    }
+
+    // 2. Events.
+    let specs = if cfg.events.is_empty() {
+        vec![EventSpec::default_event()]
+    } else {
+        cfg.events.clone()
+    };
+    let launching = child.is_some();
+    let nevents = specs.len() + usize::from(cfg.system_wide);
+    let paranoid = sysinfo::perf_event_paranoid().unwrap_or(2);
+    let is_root = sys_geteuid_is_root();
+    let mut opener = Opener {
+        cfg,
+        paranoid: if is_root { -1 } else { paranoid },
+        said_kernel: false,
+    };
+    let mut events: Vec<OpenEvent> = Vec::new();
+    // fds[cpu_index] = all fds on that CPU in open order.
+    let mut fds: Vec<Vec<OwnedFd>> = (0..cpus.len()).map(|_| Vec::new()).collect();
+    let mut all_specs: Vec<Option<EventSpec>> = specs.iter().cloned().map(Some).collect();
+    if cfg.system_wide {
+        all_specs.push(None); // dummy
+    }
+    for (ei, spec) in all_specs.iter().enumerate() {
+        let tracking = if cfg.system_wide {
+            spec.is_none()
+        } else {
+            ei == 0
+        };
+        let mut ids = Vec::new();
+        let (name, attr) = match spec {
+            Some(spec) => {
+                let make = |s: &EventSpec| build_attr(s, cfg, tracking, nevents, launching);
+                let (fd, attr, name) =
+                    opener.open_first(spec, &make, threads[0], cpus[0] as i32)?;
+                ids.push(sys::ioc_id(fd.as_fd())?);
+                fds[0].push(fd);
+                (name, attr)
+            }
+            None => {
+                let mut attr = dummy_attr(cfg);
+                let fd = sys::perf_event_open(&mut attr, threads[0], cpus[0] as i32, None, 0)
+                    .map_err(|e| open_error("dummy:HG", &e, threads[0], paranoid))?;
+                ids.push(sys::ioc_id(fd.as_fd())?);
+                fds[0].push(fd);
+                ("dummy:HG".to_string(), attr)
+            }
+        };
+        for (ci, &cpu) in cpus.iter().enumerate() {
+            for (ti, &tid) in threads.iter().enumerate() {
+                if ci == 0 && ti == 0 {
+                    continue;
+                }
+                let mut a = attr;
+                match sys::perf_event_open(&mut a, tid, cpu as i32, None, 0) {
+                    Ok(fd) => {
+                        ids.push(sys::ioc_id(fd.as_fd())?);
+                        fds[ci].push(fd);
+                    }
+                    // A thread of -p that exited meanwhile.
+                    Err(e) if e.raw_os_error() == Some(libc::ESRCH) && tid > 0 && !launching => {}
+                    Err(e) => return Err(open_error(&name, &e, tid, paranoid)),
+                }
+            }
+        }
+        events.push(OpenEvent { name, attr, ids });
+    }
+    // Rings: first fd of each CPU owns it.
+    let mut rings: Vec<(RingBuffer, i32)> = Vec::new();
+    for cpu_fds in &fds {
+        let Some(first) = cpu_fds.first() else {
+            continue;
+        };
+        let rb = RingBuffer::new(first.as_fd(), cfg.mmap_pages).map_err(|e| {
+            RecordError(format!(
+                "failed to mmap the ring buffer ({} pages): {}{}",
+                cfg.mmap_pages,
+                errno_name(&e),
+                if e.raw_os_error() == Some(libc::EPERM) {
+                    "\nHint: /proc/sys/kernel/perf_event_mlock_kb limits the ring size; try a smaller -m"
+                } else {
+                    ""
+                }
+            ))
+        })?;
+        for other in &cpu_fds[1..] {
+            sys::ioc_set_output(other.as_fd(), Some(first.as_fd()))?;
+        }
+        rings.push((rb, first.as_raw_fd()));
+    }
+
+    let fattrs: Vec<Attr> = events
+        .iter()
+        .map(|e| Attr::from_bytes(&e.attr.as_bytes(), Endian::NATIVE, 128))
+        .collect();
+    let event_infos: Vec<EventInfo> = events
+        .iter()
+        .zip(&fattrs)
+        .map(|(e, a)| EventInfo {
+            attr: a.clone(),
+            name: e.name.clone(),
+            ids: e.ids.clone(),
+        })
+        .collect();
+    let writer_attrs: Vec<EventAttr> = events
+        .iter()
+        .zip(&fattrs)
+        .map(|(e, a)| EventAttr {
+            attr: a.clone(),
+            ids: e.ids.clone(),
+        })
+        .collect();
+
+    // 3. Output.
+    let host = features::host_features();
+    let mut sink = match &cfg.output {
+        Output::File(p) => {
+            let f = create_output(p)?;
+            Sink::File(FileWriter::new(f, Endian::NATIVE, &writer_attrs)?)
+        }
+        Output::Stdout => {
+            let out = BufWriter::with_capacity(1 << 16, io::stdout());
+            let mut w = PipeWriter::new(out, Endian::NATIVE, &writer_attrs)?;
+            w.write_features(&features::pipe_features(
+                &host,
+                &cfg.cmdline,
+                &event_infos,
+                Endian::NATIVE,
+            ))?;
+            Sink::Pipe(w)
+        }
+    };
+
+    // Prologue.
+    let first = &fattrs[0];
+    let syn = Synth {
+        trailer: first.id_trailer_size(),
+    };
+    let mut tracker = Tracker {
+        ip_off: if first.sample_type & sample::IDENTIFIER != 0 {
+            16
+        } else {
+            8
+        },
+        ..Default::default()
+    };
+    let mut pro = Vec::with_capacity(4096);
+    let kernel_possible = events
+        .iter()
+        .any(|e| !e.attr.has_flag(flags::EXCLUDE_KERNEL));
+    if kernel_possible {
+        if let Ok(k) = proc_synth::kernel_text() {
+            if k.text != 0 {
+                syn.kernel_mmap(&mut pro, &k);
+            }
+        }
+    }
+    let synth_proc = |pro: &mut Vec<u8>, pid: i32, only_tid: Option<i32>, fork: bool| {
+        let tids = match only_tid {
+            Some(t) => vec![t],
+            None => proc_synth::threads(pid).unwrap_or_default(),
+        };
+        for &t in &tids {
+            if let Ok(c) = proc_synth::thread_comm(pid, t) {
+                syn.comm(pro, pid, t, &c, false);
+            }
+            if fork && t != pid {
+                syn.fork(pro, pid, pid, t, pid);
+            }
+        }
+        if let Ok(maps) = proc_synth::exec_maps(pid) {
+            for m in &maps {
+                syn.mmap2(pro, pid, pid, m);
+            }
+        }
+    };
+    if let Some(c) = &child {
+        syn.comm(&mut pro, c.pid(), c.pid(), "perf-exec", false);
+    }
+    if cfg.system_wide {
+        for pid in proc_synth::all_pids().unwrap_or_default() {
+            synth_proc(&mut pro, pid, None, true);
+        }
+    } else if child.is_none() {
+        for &p in &procs {
+            synth_proc(&mut pro, p, None, false);
+        }
+        for &t in &cfg.tids {
+            let tgid = proc_synth::proc_status(t).map(|s| s.tgid).unwrap_or(t);
+            synth_proc(&mut pro, tgid, Some(t), false);
+        }
+    }
+    synth::bare(&mut pro, synth::PERF_RECORD_FINISHED_INIT);
+    tracker.scan(&pro);
+    sink.write(&pro)?;
+    sink.flush()?;
+
+    // Enable and start.
+    launch::install_signal_forwarding()?;
+    if !launching || cfg.system_wide {
+        for cpu_fds in &fds {
+            for fd in cpu_fds {
+                let _ = sys::ioc_enable(fd.as_fd());
+            }
+        }
+    }
+    let mut running: Option<RunningChild> = None;
+    if let Some(c) = child.take() {
+        let pid = c.pid();
+        launch::set_forward_pid(pid);
+        match c.start() {
+            Ok(r) => running = Some(r),
+            Err(e) => {
+                launch::set_forward_pid(0);
+                // Leave a valid (empty) file behind, like perf.
+                finish_sink(sink, &host, cfg, &event_infos, &tracker)?;
+                return Err(RecordError(e.to_string()));
+            }
+        }
+    }
+
+    // 4. Drain.
+    let mut pollfds: Vec<sys::PollFd> = rings
+        .iter()
+        .map(|(_, fd)| sys::PollFd {
+            fd: *fd,
+            revents: 0,
+        })
+        .collect();
+    let mut buf: Vec<u8> = Vec::with_capacity(1 << 20);
+    let mut last_flush = Instant::now();
+    let mut wakeups = 0u64;
+    let mut exit: Option<ExitStatus> = None;
+    let drain = |rings: &mut Vec<(RingBuffer, i32)>,
+                 sink: &mut Sink,
+                 tracker: &mut Tracker,
+                 buf: &mut Vec<u8>|
+     -> io::Result<bool> {
+        buf.clear();
+        for (rb, _) in rings.iter_mut() {
+            rb.read_available(buf);
+        }
+        if buf.is_empty() {
+            return Ok(false);
+        }
+        tracker.scan(buf);
+        synth::bare(buf, synth::PERF_RECORD_FINISHED_ROUND);
+        sink.write(buf)?;
+        Ok(true)
+    };
+    loop {
+        if drain(&mut rings, &mut sink, &mut tracker, &mut buf)? {
+            wakeups += 1;
+        }
+        if last_flush.elapsed() >= Duration::from_millis(250) {
+            sink.flush()?;
+            last_flush = Instant::now();
+        }
+        if let Some(r) = running.as_mut() {
+            if let Some(st) = r.try_wait()? {
+                exit = Some(st);
+                break;
+            }
+        } else if launch::signal_received().is_some() {
+            break;
+        }
+        let all_hup = pollfds.iter().all(|p| p.fd < 0);
+        if all_hup {
+            match running.as_mut() {
+                Some(r) => {
+                    exit = Some(r.wait()?);
+                    break;
+                }
+                None => break,
+            }
+        }
+        sys::poll(&mut pollfds, 100)?;
+        for p in pollfds.iter_mut() {
+            if p.revents & (sys::pollbits::HUP | sys::pollbits::ERR) != 0 {
+                p.fd = -1;
+            }
+        }
+    }
+    launch::set_forward_pid(0);
+    for cpu_fds in &fds {
+        for fd in cpu_fds {
+            let _ = sys::ioc_disable(fd.as_fd());
+        }
+    }
+    if drain(&mut rings, &mut sink, &mut tracker, &mut buf)? {
+        wakeups += 1;
+    }
+    let overruns: u64 = rings.iter().map(|(r, _)| r.overruns()).sum();
+    if overruns > 0 {
+        note(
+            cfg.quiet,
+            &format!("Warning: prec failed to keep up with mmap data {overruns} time(s)"),
+        );
+    }
+    drop(rings);
+    drop(fds);
+
+    // 5. Finish.
+    let data_bytes = finish_sink(sink, &host, cfg, &event_infos, &tracker)?;
+    Ok(RecordOutcome {
+        exit,
+        samples: tracker.samples,
+        data_bytes,
+        lost: tracker.lost,
+        wakeups,
+    })
+}
+
+fn finish_sink(
+    sink: Sink,
+    host: &[prec_format::features::Feature],
+    cfg: &RecordConfig,
+    event_infos: &[EventInfo],
+    tracker: &Tracker,
+) -> Result<u64, RecordError> {
+    let data_bytes = sink.data_bytes();
+    match sink {
+        Sink::File(w) => {
+            let facts = RecordingFacts {
+                cmdline: cfg.cmdline.clone(),
+                events: event_infos.to_vec(),
+                sample_time: tracker.first_time.map(|f| (f, tracker.last_time)),
+                build_ids: tracker.build_ids(),
+            };
+            let feats = features::file_features(host, &facts, Endian::NATIVE);
+            let mut f = w.finish(&feats)?;
+            f.flush()?;
+        }
+        Sink::Pipe(w) => {
+            let mut out = w.finish()?;
+            out.flush()?;
+        }
+    }
+    Ok(data_bytes)
+}
+
+fn sys_geteuid_is_root() -> bool {
+    // /proc/self/status "Uid:" line: real, effective, saved, fs.
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(2).map(|u| u == "0"))
+        })
+        .unwrap_or(false)
+}

@@ -1,0 +1,128 @@
+//! Synthesized side-band records (the "prologue" `perf record` writes before
+//! the kernel's own records): COMM, FORK, MMAP (kernel), MMAP2 (from
+//! `/proc/PID/maps`), FINISHED_ROUND and FINISHED_INIT.
+//!
+//! Every non-sample record ends with a `sample_id` trailer when the attr has
+//! `sample_id_all`; perf zero-fills it for synthesized records (only its size
+//! matters to readers), and so does prec. All records are native-endian and
+//! 8-byte aligned.
+
+use crate::proc_synth::{KernelText, MapEntry};
+
+pub const PERF_RECORD_MMAP: u32 = 1;
+pub const PERF_RECORD_COMM: u32 = 3;
+pub const PERF_RECORD_EXIT: u32 = 4;
+pub const PERF_RECORD_FORK: u32 = 7;
+pub const PERF_RECORD_SAMPLE: u32 = 9;
+pub const PERF_RECORD_MMAP2: u32 = 10;
+pub const PERF_RECORD_FINISHED_ROUND: u32 = 68;
+pub const PERF_RECORD_FINISHED_INIT: u32 = 82;
+
+pub const MISC_KERNEL: u16 = 1;
+pub const MISC_USER: u16 = 2;
+
+/// Builds records with a fixed-size zeroed sample_id trailer.
+#[derive(Clone, Copy, Debug)]
+pub struct Synth {
+    /// Bytes of the sample_id trailer (0 without sample_id_all).
+    pub trailer: usize,
+}
+
+fn put_str_padded(out: &mut Vec<u8>, s: &str) {
+    out.extend_from_slice(s.as_bytes());
+    // At least one NUL, then up to the next multiple of 8.
+    out.push(0);
+    while out.len() % 8 != 0 {
+        out.push(0);
+    }
+}
+
+impl Synth {
+    fn finish(&self, out: &mut Vec<u8>, type_: u32, misc: u16, body: Vec<u8>) {
+        let size = 8 + body.len() + self.trailer;
+        debug_assert!(size % 8 == 0);
+        let size = u16::try_from(size).unwrap_or(u16::MAX);
+        out.extend_from_slice(&type_.to_ne_bytes());
+        out.extend_from_slice(&misc.to_ne_bytes());
+        out.extend_from_slice(&size.to_ne_bytes());
+        out.extend_from_slice(&body);
+        out.resize(out.len() + self.trailer, 0);
+    }
+
+    /// PERF_RECORD_COMM (`exec` sets PERF_RECORD_MISC_COMM_EXEC).
+    pub fn comm(&self, out: &mut Vec<u8>, pid: i32, tid: i32, comm: &str, exec: bool) {
+        let mut b = Vec::with_capacity(32);
+        b.extend_from_slice(&pid.to_ne_bytes());
+        b.extend_from_slice(&tid.to_ne_bytes());
+        let comm: String = comm.chars().take(15).collect();
+        put_str_padded(&mut b, &comm);
+        let misc = if exec { 1 << 13 } else { 0 };
+        self.finish(out, PERF_RECORD_COMM, misc, b);
+    }
+
+    /// PERF_RECORD_FORK.
+    pub fn fork(&self, out: &mut Vec<u8>, pid: i32, ppid: i32, tid: i32, ptid: i32) {
+        let mut b = Vec::with_capacity(24);
+        for v in [pid, ppid, tid, ptid] {
+            b.extend_from_slice(&v.to_ne_bytes());
+        }
+        b.extend_from_slice(&0u64.to_ne_bytes());
+        self.finish(out, PERF_RECORD_FORK, 0, b);
+    }
+
+    /// perf's kernel map: MMAP `[kernel.kallsyms]_text`, pid −1, misc KERNEL.
+    pub fn kernel_mmap(&self, out: &mut Vec<u8>, k: &KernelText) {
+        let mut b = Vec::with_capacity(64);
+        b.extend_from_slice(&(-1i32).to_ne_bytes());
+        b.extend_from_slice(&0i32.to_ne_bytes());
+        b.extend_from_slice(&k.text.to_ne_bytes());
+        b.extend_from_slice(&k.etext.saturating_sub(k.text).to_ne_bytes());
+        b.extend_from_slice(&k.text.to_ne_bytes());
+        put_str_padded(&mut b, "[kernel.kallsyms]_text");
+        self.finish(out, PERF_RECORD_MMAP, MISC_KERNEL, b);
+    }
+
+    /// MMAP2 for one mapping of `pid` (as perf's
+    /// `perf_event__synthesize_mmap_events`).
+    pub fn mmap2(&self, out: &mut Vec<u8>, pid: i32, tid: i32, m: &MapEntry) {
+        let mut b = Vec::with_capacity(128);
+        b.extend_from_slice(&pid.to_ne_bytes());
+        b.extend_from_slice(&tid.to_ne_bytes());
+        b.extend_from_slice(&m.start.to_ne_bytes());
+        b.extend_from_slice(&m.len().to_ne_bytes());
+        b.extend_from_slice(&m.pgoff.to_ne_bytes());
+        b.extend_from_slice(&m.dev_major.to_ne_bytes());
+        b.extend_from_slice(&m.dev_minor.to_ne_bytes());
+        b.extend_from_slice(&m.inode.to_ne_bytes());
+        b.extend_from_slice(&0u64.to_ne_bytes()); // ino_generation
+        b.extend_from_slice(&m.prot.to_ne_bytes());
+        b.extend_from_slice(&m.flags.to_ne_bytes());
+        put_str_padded(&mut b, &m.path);
+        self.finish(out, PERF_RECORD_MMAP2, MISC_USER, b);
+    }
+}
+
+/// A bare 8-byte record (FINISHED_ROUND, FINISHED_INIT).
+pub fn bare(out: &mut Vec<u8>, type_: u32) {
+    out.extend_from_slice(&type_.to_ne_bytes());
+    out.extend_from_slice(&0u16.to_ne_bytes());
+    out.extend_from_slice(&8u16.to_ne_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_aligned_and_trailer_appended() {
+        let s = Synth { trailer: 16 };
+        let mut out = Vec::new();
+        s.comm(&mut out, 1, 1, "perf-exec", false);
+        assert_eq!(out.len() % 8, 0);
+        assert_eq!(u16::from_ne_bytes([out[6], out[7]]) as usize, out.len());
+        assert_eq!(out.len(), 8 + 8 + 16 + 16);
+        let mut out = Vec::new();
+        bare(&mut out, PERF_RECORD_FINISHED_ROUND);
+        assert_eq!(out.len(), 8);
+    }
+}
