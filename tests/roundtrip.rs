@@ -13,6 +13,11 @@
 //! decoded trace the original cannot; for those only the pipe-mode copy is
 //! compared with the original.
 //!
+//! `perf report` of a pipe-mode copy runs with `--no-children -g
+//! graph,0.5,callee` on both sides: perf sets up children and call-graph
+//! order from the attrs before reading, and a stream has none yet then, so
+//! its defaults differ from a file's for the same data.
+//!
 //! The perf runs are spread over a few threads; the original's outputs are
 //! computed once and shared by the tests.
 
@@ -89,7 +94,8 @@ fn output_of(cmd: &mut Command, stdin: Option<&Path>) -> Output {
         Some(p) => cmd.stdin(fs::File::open(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))),
         None => cmd.stdin(Stdio::null()),
     };
-    cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"))
+    cmd.output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"))
 }
 
 /// What perf prints for one input.
@@ -99,6 +105,34 @@ struct PerfView {
     script_err: String,
     report: String,
     report_err: String,
+}
+
+/// Options of `perf report` (see the module comment for the pipe ones).
+const REPORT: &[&str] = &["report", "--stdio", "--sort", "comm,dso,sym"];
+const REPORT_PIPE: &[&str] = &[
+    "report",
+    "--stdio",
+    "--sort",
+    "comm,dso,sym",
+    "--no-children",
+];
+const REPORT_PIPE_CALLCHAIN: &[&str] = &[
+    "report",
+    "--stdio",
+    "--sort",
+    "comm,dso,sym",
+    "--no-children",
+    "-g",
+    "graph,0.5,callee",
+];
+
+/// Whether some event of `path` records callchains.
+fn has_callchain(path: &Path) -> bool {
+    let bytes = fs::read(path).unwrap();
+    let file = prec_format::PerfFile::parse(&bytes).unwrap();
+    file.attrs()
+        .iter()
+        .any(|a| a.attr.sample_type & prec_format::constants::sample_type::CALLCHAIN != 0)
 }
 
 /// Drops lines that legitimately differ between runs (perf's tips).
@@ -111,16 +145,11 @@ fn normalize(s: &str) -> String {
 
 /// `perf script` and `perf report` of `path`; with `pipe`, perf reads it
 /// from stdin (`-i -`) the way a stream arrives.
-fn perf_view(path: &Path, pipe: bool) -> PerfView {
+fn perf_view(path: &Path, pipe: bool, report_args: &[&str]) -> PerfView {
     let input: &Path = if pipe { Path::new("-") } else { path };
     let stdin = pipe.then_some(path);
     let script = output_of(perf().arg("script").arg("-i").arg(input), stdin);
-    let report = output_of(
-        perf()
-            .args(["report", "--stdio", "--sort", "comm,dso,sym", "-i"])
-            .arg(input),
-        stdin,
-    );
+    let report = output_of(perf().args(report_args).arg("-i").arg(input), stdin);
     PerfView {
         script: normalize(&String::from_utf8_lossy(&script.stdout)),
         script_err: String::from_utf8_lossy(&script.stderr).into_owned(),
@@ -130,17 +159,18 @@ fn perf_view(path: &Path, pipe: bool) -> PerfView {
 }
 
 /// The original's view, computed once per process.
-fn original_view(path: &Path) -> PerfView {
-    type Cache = Mutex<HashMap<PathBuf, Arc<OnceLock<PerfView>>>>;
+fn original_view(path: &Path, report_args: &'static [&'static str]) -> PerfView {
+    type Cache = Mutex<HashMap<(PathBuf, &'static [&'static str]), Arc<OnceLock<PerfView>>>>;
     static CACHE: OnceLock<Cache> = OnceLock::new();
     let cell = CACHE
         .get_or_init(Default::default)
         .lock()
         .unwrap()
-        .entry(path.to_path_buf())
+        .entry((path.to_path_buf(), report_args))
         .or_default()
         .clone();
-    cell.get_or_init(|| perf_view(path, false)).clone()
+    cell.get_or_init(|| perf_view(path, false, report_args))
+        .clone()
 }
 
 fn complaints(stderr: &str) -> Vec<&str> {
@@ -263,9 +293,17 @@ fn file_mode_copies_read_the_same_in_perf() {
         }
         let copy = dir.join(format!("{}.file", name_of(input)));
         inject(input, &copy, &[])?;
-        assert!(!is_pipe_file(&copy), "{} is not in file mode", copy.display());
+        assert!(
+            !is_pipe_file(&copy),
+            "{} is not in file mode",
+            copy.display()
+        );
         let what = format!("{} -> file mode", input.display());
-        compare(&what, &original_view(input), &perf_view(&copy, false))
+        compare(
+            &what,
+            &original_view(input, REPORT),
+            &perf_view(&copy, false, REPORT),
+        )
     });
     fail_if_any("file-mode copies", inputs.len(), failures);
 }
@@ -280,9 +318,22 @@ fn pipe_mode_copies_read_the_same_in_perf() {
     let failures = par_for_each(&inputs, |input| {
         let copy = dir.join(format!("{}.pipe", name_of(input)));
         inject_pipe(input, &copy)?;
-        assert!(is_pipe_file(&copy), "{} is not in pipe mode", copy.display());
+        assert!(
+            is_pipe_file(&copy),
+            "{} is not in pipe mode",
+            copy.display()
+        );
         let what = format!("{} -> pipe mode", input.display());
-        compare(&what, &original_view(input), &perf_view(&copy, true))
+        let opts = if has_callchain(input) {
+            REPORT_PIPE_CALLCHAIN
+        } else {
+            REPORT_PIPE
+        };
+        compare(
+            &what,
+            &original_view(input, opts),
+            &perf_view(&copy, true, opts),
+        )
     });
     fail_if_any("pipe-mode copies", inputs.len(), failures);
 }
@@ -307,7 +358,7 @@ fn big_endian_copies_read_the_same_in_perf_and_in_prec() {
         }
         let le = dir.join(format!("{name}.be.le"));
         inject(&be, &le, &["--byte-order", "little"])?;
-        let orig = original_view(input);
+        let orig = original_view(input, REPORT);
         // perf reads the big-endian copy itself...
         let be_script = output_of(perf().arg("script").arg("-i").arg(&be), None);
         let be_text = normalize(&String::from_utf8_lossy(&be_script.stdout));
@@ -342,8 +393,8 @@ fn pipe_mode_aux_exception_is_still_needed() {
         let dir = tempdir();
         let copy = dir.join("copy.data");
         inject(input, &copy, &[]).unwrap();
-        let orig = original_view(input);
-        let copy_view = perf_view(&copy, false);
+        let orig = original_view(input, REPORT);
+        let copy_view = perf_view(&copy, false, REPORT);
         assert_ne!(
             orig.script,
             copy_view.script,

@@ -145,6 +145,38 @@ pub fn copy_to_pipe<W: Write>(
         .filter(|f| f.1.len() + 16 + 7 <= usize::from(u16::MAX))
         .collect();
     w.write_features(&feats).map_err(|e| Error::io(0, e))?;
+    // Event names as EVENT_UPDATE (NAME) records, as perf record sends them
+    // in a stream: perf 6.1 takes names from these, not from EVENT_DESC.
+    if let Some(f) = file.feature(FeatureId::EVENT_DESC) {
+        if let Ok(features::Feature::EventDesc(descs)) =
+            features::decode(f.id, f.data, f.offset, file.endian())
+        {
+            let mut buf = Vec::new();
+            for (i, d) in descs.events.iter().enumerate() {
+                let id = d
+                    .ids
+                    .first()
+                    .or_else(|| file.attrs().get(i).and_then(|a| a.ids.first()));
+                // perf finds the only event whatever the id.
+                let id = match id {
+                    Some(&id) => id,
+                    None if file.attrs().len() == 1 => 0,
+                    None => continue,
+                };
+                let mut body = Vec::new();
+                endian.put_u64(&mut body, 2); // PERF_EVENT_UPDATE__NAME
+                endian.put_u64(&mut body, id);
+                body.extend_from_slice(d.name.as_bytes());
+                body.resize((body.len() + 1).next_multiple_of(8), 0);
+                if crate::write::push_record(&mut buf, endian, RecordType::EVENT_UPDATE, 0, &body)
+                    .is_err()
+                {
+                    continue;
+                }
+            }
+            w.write_records(&buf).map_err(|e| Error::io(0, e))?;
+        }
+    }
     // Build-ids as HEADER_BUILD_ID records before the data, so that perf
     // matches DSOs by build-id as it does with the file's BUILD_ID feature.
     if let Some(f) = file.feature(FeatureId::BUILD_ID) {

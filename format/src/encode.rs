@@ -147,7 +147,16 @@ impl Out<'_> {
         if let Some(su) = &s.stack_user {
             self.u64(su.data.len() as u64);
             if !su.data.is_empty() {
-                self.bytes(su.data);
+                // perf swaps the whole sample as u64 words on reading (its
+                // `perf_event__all64_swap`), stack memory included: a stack
+                // of the other byte order is stored word-swapped.
+                for w in su.data.chunks(8) {
+                    if w.len() == 8 {
+                        self.buf.extend(w.iter().rev());
+                    } else {
+                        self.bytes(w);
+                    }
+                }
                 self.u64(su.dyn_size);
             }
         }

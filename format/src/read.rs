@@ -522,13 +522,32 @@ impl<'a> PerfFile<'a> {
 
     /// The records held by the COMPRESSED record at `offset`, decompressed
     /// once and kept for the life of the file.
+    ///
+    /// perf 6.1 compresses a whole session as one zstd stream (one frame,
+    /// flushed after each ring-buffer chunk and never ended), cut into
+    /// COMPRESSED records, so a record's body is not a frame of its own:
+    /// the bodies are decoded together. All records they hold are given to
+    /// the first COMPRESSED record (the later ones yield none), so records
+    /// come before FINISHED_ROUND records they followed in perf's reading;
+    /// time order is unchanged by that.
     fn decompressed(&self, offset: u64) -> Result<&[u8]> {
         let chunks = self.decompressed.get_or_init(|| {
-            self.raw_records()
+            let compressed: Vec<RawRecord<'_>> = self
+                .raw_records()
                 .map_while(|r| r.ok())
                 .filter(|r| r.header.kind == RecordType::COMPRESSED)
-                .map(|r| (r.offset, self.decompress(&r)))
-                .collect()
+                .collect();
+            let Some(first) = compressed.first() else {
+                return Vec::new();
+            };
+            let all = self.decompress(&compressed);
+            let mut chunks = vec![(first.offset, all.map(Vec::into_boxed_slice))];
+            let empty = match &chunks[0].1 {
+                Ok(_) => Ok(Box::default()),
+                Err(e) => Err(e.clone()),
+            };
+            chunks.extend(compressed[1..].iter().map(|r| (r.offset, empty.clone())));
+            chunks
         });
         match chunks.binary_search_by_key(&offset, |c| c.0) {
             Ok(i) => match &chunks[i].1 {
@@ -545,31 +564,102 @@ impl<'a> PerfFile<'a> {
         }
     }
 
-    fn decompress(&self, r: &RawRecord<'_>) -> Result<Box<[u8]>> {
+    fn decompress(&self, records: &[RawRecord<'_>]) -> Result<Vec<u8>> {
         use std::io::Read;
         let bad = |problem: String| {
             Error::new(
-                r.offset,
+                records[0].offset,
                 ErrorKind::BadRecord {
-                    record_type: r.header.kind.0,
+                    record_type: RecordType::COMPRESSED.0,
                     problem,
                 },
             )
         };
-        let mut decoder = ruzstd::decoding::StreamingDecoder::new(r.body)
-            .map_err(|e| bad(format!("zstd: {e}")))?;
-        let mut out = Vec::new();
-        let limit = self.decompressed_limit;
-        (&mut decoder)
-            .take(limit + 1)
-            .read_to_end(&mut out)
-            .map_err(|e| bad(format!("zstd: {e}")))?;
-        if out.len() as u64 > limit {
-            return Err(bad(format!(
-                "decompresses to more than {limit} bytes, the most one compressed record holds"
-            )));
+        let mut stream = Vec::with_capacity(records.iter().map(|r| r.body.len()).sum());
+        for r in records {
+            stream.extend_from_slice(r.body);
         }
-        Ok(out.into_boxed_slice())
+        end_open_zstd_frame(&mut stream);
+        // Each record may hold at most perf's mmap size (a bomb guard).
+        let limit = self.decompressed_limit.saturating_mul(records.len() as u64);
+        let mut out = Vec::new();
+        let mut src: &[u8] = &stream;
+        while !src.is_empty() {
+            let mut decoder = ruzstd::decoding::StreamingDecoder::new(&mut src)
+                .map_err(|e| bad(format!("zstd: {e}")))?;
+            let left = limit - out.len() as u64;
+            (&mut decoder)
+                .take(left + 1)
+                .read_to_end(&mut out)
+                .map_err(|e| bad(format!("zstd: {e}")))?;
+            if out.len() as u64 > limit {
+                return Err(bad(format!(
+                    "decompresses to more than {limit} bytes, the most {} compressed records hold",
+                    records.len()
+                )));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Appends an empty last block if the zstd data in `stream` ends at a block
+/// boundary of a frame that was never ended (as perf leaves its stream), so
+/// that a decoder delivers all of it. Leaves other data alone.
+fn end_open_zstd_frame(stream: &mut Vec<u8>) {
+    let b = &stream[..];
+    let mut pos = 0usize;
+    loop {
+        let Some(magic) = b.get(pos..pos + 4) else {
+            return;
+        };
+        let magic = u32::from_le_bytes([magic[0], magic[1], magic[2], magic[3]]);
+        if magic & 0xffff_fff0 == 0x184d_2a50 {
+            // Skippable frame.
+            let Some(len) = b.get(pos + 4..pos + 8) else {
+                return;
+            };
+            let len = u32::from_le_bytes([len[0], len[1], len[2], len[3]]) as usize;
+            pos = pos.saturating_add(8).saturating_add(len);
+            continue;
+        }
+        if magic != 0xfd2f_b528 {
+            return;
+        }
+        let Some(&fhd) = b.get(pos + 4) else {
+            return;
+        };
+        let single = (fhd >> 5) & 1 == 1;
+        let checksum = (fhd >> 2) & 1 == 1;
+        let did = [0, 1, 2, 4][usize::from(fhd & 3)];
+        let fcs = [usize::from(single), 2, 4, 8][usize::from(fhd >> 6)];
+        pos += 5 + usize::from(!single) + did + fcs;
+        loop {
+            if pos == b.len() {
+                // Open frame ending at a block boundary: end it.
+                stream.extend_from_slice(&[1, 0, 0]);
+                return;
+            }
+            let Some(h) = b.get(pos..pos + 3) else {
+                return;
+            };
+            let h = u32::from(h[0]) | u32::from(h[1]) << 8 | u32::from(h[2]) << 16;
+            let content = match (h >> 1) & 3 {
+                1 => 1,
+                3 => return,
+                _ => (h >> 3) as usize,
+            };
+            pos += 3 + content;
+            if h & 1 == 1 {
+                break;
+            }
+        }
+        if checksum {
+            pos += 4;
+        }
+        if pos >= b.len() {
+            return;
+        }
     }
 }
 
