@@ -524,12 +524,14 @@ impl Resolver {
         }
         let dso = machine.dsos.get(map.dso);
         let mut loc = None;
+        let mut ran_addr2line = false;
         if matches!(dso.kind, DsoKind::User) && !dso.long_name.starts_with('[') {
             if let Some(Some(bin)) = self.binaries.get(&map.dso).copied() {
                 let elf = self
                     .symbolizer
                     .to_elf_address(bin, map.start, map.pgoff, ip);
                 loc = self.symbolizer.source_location(bin, elf);
+                ran_addr2line = true;
             }
         }
         let r = match loc {
@@ -537,6 +539,9 @@ impl Resolver {
                 Some(strings.intern(&l.srcline())),
                 Some(strings.intern(l.basename())),
             ),
+            // perf runs addr2line on a binary it found; without line
+            // information that answers `??:0`.
+            None if ran_addr2line => (Some(strings.intern("??:0")), None),
             None => {
                 let s = match sym {
                     Some(id) => {
@@ -967,9 +972,8 @@ fn make_groups(
     let mut any = false;
     if force && descs.iter().all(|d| d.nr_members <= 1) {
         if nr > 1 {
-            for (i, l) in leader_of.iter_mut().enumerate() {
-                *l = if i == 0 { 0 } else { 0 };
-            }
+            // --group without GROUP_DESC: perf forces one group of all events.
+            leader_of.iter_mut().for_each(|l| *l = 0);
             names.insert(0, None);
             any = true;
         }
@@ -979,9 +983,8 @@ fn make_groups(
             if d.nr_members <= 1 || l >= nr {
                 continue;
             }
-            for m in l..(l + d.nr_members as usize).min(nr) {
-                leader_of[m] = l;
-            }
+            let end = (l + d.nr_members as usize).min(nr);
+            leader_of[l..end].iter_mut().for_each(|x| *x = l);
             names.insert(l, (d.name != "{anon_group}").then(|| d.name.clone()));
             any = true;
         }
@@ -1027,7 +1030,7 @@ fn link_group(data: &mut ReportData, g: &Group) {
     }
     let _ = le;
     for (mi, &m) in g.members.iter().enumerate().skip(1) {
-        let member = std::mem::replace(&mut data.hists[m].entries, Vec::new());
+        let member = std::mem::take(&mut data.hists[m].entries);
         let index = std::mem::take(&mut data.hists[m].index);
         let mut by_idx: Vec<(Key, usize)> = index.into_iter().collect();
         by_idx.sort_by_key(|x| x.1);

@@ -49,7 +49,44 @@ struct Widths {
     cpu: usize,
 }
 
+/// perf's `sort__setup_elide`: a key filtered to exactly one value
+/// (`--comms x`, `--dsos x`, `--symbols x`) is not shown as a column.
+fn elided(data: &ReportData) -> Vec<(SortKey, String)> {
+    let o = &data.options;
+    let mut v = Vec::new();
+    for &k in &o.sort {
+        let list = match k {
+            SortKey::Comm => &o.comms,
+            SortKey::Dso => &o.dsos,
+            SortKey::Sym => &o.symbols,
+            _ => continue,
+        };
+        if let Some(l) = list {
+            if l.len() == 1 {
+                v.push((k, l[0].clone()));
+            }
+        }
+    }
+    v
+}
+
 fn fields_of(data: &ReportData) -> Vec<Field> {
+    let el = elided(data);
+    let all_elided = data
+        .options
+        .sort
+        .iter()
+        .all(|k| el.iter().any(|e| e.0 == *k));
+    let v = fields_all(data);
+    if all_elided {
+        return v;
+    }
+    v.into_iter()
+        .filter(|f| !matches!(f, Field::Key(k) if el.iter().any(|e| e.0 == *k)))
+        .collect()
+}
+
+fn fields_all(data: &ReportData) -> Vec<Field> {
     if let Some(f) = &data.options.fields {
         return f.clone();
     }
@@ -267,7 +304,16 @@ fn write_hists(
                 }
                 Field::Sample => line.push_str(&format!("{:>12}", e.nr_samples)),
                 Field::Period => line.push_str(&format!("{:>12}", e.period)),
-                Field::Key(k) => line.push_str(&key_value(data, e, *k, key_width(*k, &w))),
+                Field::Key(k) => {
+                    let cw = key_width(*k, &w);
+                    let v = key_value(data, e, *k, cw);
+                    let last = i + 1 == fields.len();
+                    if !last && matches!(k, SortKey::Sym | SortKey::SymOff) {
+                        line.push_str(&format!("{v:<cw$}"));
+                    } else {
+                        line.push_str(&v);
+                    }
+                }
             }
         }
         writeln!(out, "{line}")?;
@@ -286,6 +332,14 @@ pub fn write_report(out: &mut dyn Write, data: &ReportData) -> io::Result<()> {
             "# To display the perf.data header info, please use --header/--header-only options."
         )?;
         writeln!(out, "#")?;
+        for (k, v) in elided(data) {
+            let name = match k {
+                SortKey::Comm => "comm",
+                SortKey::Dso => "dso",
+                _ => "symbol",
+            };
+            writeln!(out, "# {name}: {v}")?;
+        }
         writeln!(out, "#")?;
         writeln!(out, "# Total Lost Samples: {}", data.total_lost_samples)?;
         writeln!(out, "#")?;
