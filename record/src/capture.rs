@@ -577,10 +577,13 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     // (pid of each open, tgid for synthesis)
     let mut threads: Vec<i32> = Vec::new();
     let mut procs: Vec<i32> = Vec::new();
+    let on_child = !cfg.system_wide && cfg.pids.is_empty() && cfg.tids.is_empty();
     if cfg.system_wide {
         threads.push(-1);
-    } else if let Some(c) = &child {
-        threads.push(c.pid());
+    } else if on_child {
+        if let Some(c) = &child {
+            threads.push(c.pid());
+        }
     } else {
         for &p in &cfg.pids {
             let t =
@@ -612,7 +615,9 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     } else {
         cfg.events.clone()
     };
-    let launching = child.is_some();
+    // Events follow the launched workload (enable_on_exec) only when it is
+    // the target; with -p/-t/-a the command just sets the duration.
+    let launching = child.is_some() && on_child;
     let nevents = specs.len() + usize::from(cfg.system_wide);
     let paranoid = sysinfo::perf_event_paranoid().unwrap_or(2);
     let is_root = sys_geteuid_is_root();
@@ -781,14 +786,14 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
             }
         }
     };
-    if let Some(c) = &child {
+    if let Some(c) = child.as_ref().filter(|_| launching) {
         syn.comm(&mut pro, c.pid(), c.pid(), "perf-exec", false);
     }
     if cfg.system_wide {
         for pid in proc_synth::all_pids().unwrap_or_default() {
             synth_proc(&mut pro, pid, None, true);
         }
-    } else if child.is_none() {
+    } else if !launching {
         for &p in &procs {
             synth_proc(&mut pro, p, None, false);
         }
@@ -804,7 +809,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
 
     // Enable and start.
     launch::install_signal_forwarding()?;
-    if !launching || cfg.system_wide {
+    if !launching {
         for cpu_fds in &fds {
             for fd in cpu_fds {
                 let _ = sys::ioc_enable(fd.as_fd());

@@ -1,0 +1,624 @@
+//! `prec record` end to end: real perf_event_open, with Linux perf 6.1 as
+//! the judge of every file prec writes.
+//!
+//! Each test records with prec (and, for the comparisons, with perf), then
+//! reads the result with `perf report` / `perf script` / `perf evlist`.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+use common::*;
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// `prec record -q -o OUT ARGS...` (must succeed).
+fn prec_record(out: &Path, args: &[&str]) -> Output {
+    let mut c = prec();
+    c.args(["record", "-o"]).arg(out).args(args);
+    run(&mut c)
+}
+
+fn perf_record(out: &Path, args: &[&str]) -> Output {
+    let mut c = perf();
+    c.args(["record", "-q", "-o"]).arg(out).args(args);
+    run(&mut c)
+}
+
+/// Lines of perf's stderr that are not about the file's contents:
+/// none are expected for prec's files, so nothing is filtered except empty
+/// lines.
+fn significant_stderr(s: &str) -> Vec<String> {
+    s.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// `perf report --stdio` and `perf script` read `file` without a word on
+/// stderr; returns the report text.
+fn assert_perf_reads_clean(file: &Path) -> String {
+    let rep = run(perf()
+        .args(["report", "--stdio", "--sort", "comm,dso,sym", "-i"])
+        .arg(file));
+    let e = significant_stderr(&stderr(&rep));
+    assert!(
+        e.is_empty(),
+        "perf report stderr for {}: {e:#?}",
+        file.display()
+    );
+    let scr = run(perf().args(["script", "-i"]).arg(file));
+    let e = significant_stderr(&stderr(&scr));
+    assert!(
+        e.is_empty(),
+        "perf script stderr for {}: {e:#?}",
+        file.display()
+    );
+    assert!(
+        !stdout(&scr).trim().is_empty(),
+        "perf script printed no samples"
+    );
+    stdout(&rep)
+}
+
+/// Rows of `perf report --stdio --sort comm,dso,sym`: key → percent.
+fn report_rows(text: &str) -> BTreeMap<String, f64> {
+    let mut rows = BTreeMap::new();
+    for l in text.lines() {
+        let t = l.trim_start();
+        if t.starts_with('#') || t.is_empty() {
+            continue;
+        }
+        let Some((pct, rest)) = t.split_once('%') else {
+            continue;
+        };
+        let Ok(p) = pct.trim().parse::<f64>() else {
+            continue;
+        };
+        let key = rest.split_whitespace().collect::<Vec<_>>().join(" ");
+        *rows.entry(key).or_insert(0.0) += p;
+    }
+    rows
+}
+
+fn report(file: &Path) -> BTreeMap<String, f64> {
+    report_rows(&stdout_of(
+        perf()
+            .args(["report", "--stdio", "--sort", "comm,dso,sym", "-i"])
+            .arg(file),
+    ))
+}
+
+/// Rows at ≥ 3 % in either report appear in both within 5 points.
+fn assert_similar(a: &BTreeMap<String, f64>, b: &BTreeMap<String, f64>, what: &str) {
+    let keys: Vec<&String> = a
+        .iter()
+        .chain(b.iter())
+        .filter(|(_, &p)| p >= 3.0)
+        .map(|(k, _)| k)
+        .collect();
+    assert!(!keys.is_empty(), "{what}: no rows above 3%: {a:?} / {b:?}");
+    for k in keys {
+        let pa = a.get(k).copied().unwrap_or(0.0);
+        let pb = b.get(k).copied().unwrap_or(0.0);
+        assert!(
+            (pa - pb).abs() <= 5.0,
+            "{what}: row '{k}' prec {pa:.2}% vs perf {pb:.2}%\nprec: {a:#?}\nperf: {b:#?}"
+        );
+    }
+}
+
+fn compare_with_perf(prog: &str, args: &[&str]) {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let bin = fixture_bin(prog);
+    let bin = bin.to_str().unwrap();
+    let mut cmd = vec!["--", bin];
+    cmd.extend_from_slice(args);
+    let a = dir.join("prec.data");
+    let b = dir.join("perf.data");
+    let o = prec_record(&a, &cmd);
+    assert!(
+        stderr(&o).contains("[ prec record: Captured and wrote"),
+        "{}",
+        stderr(&o)
+    );
+    perf_record(&b, &cmd);
+    assert_perf_reads_clean(&a);
+    assert_similar(&report(&a), &report(&b), prog);
+}
+
+#[test]
+fn hot3_matches_perf() {
+    compare_with_perf("hot3", &["1"]);
+}
+
+#[test]
+fn uselib_matches_perf() {
+    compare_with_perf("uselib", &[]);
+}
+
+#[test]
+fn dlopen_matches_perf() {
+    compare_with_perf("dlopen", &[]);
+}
+
+#[test]
+fn threads_matches_perf() {
+    compare_with_perf("threads", &["0.3"]);
+}
+
+#[test]
+fn forkexec_matches_perf() {
+    compare_with_perf("forkexec", &[]);
+}
+
+#[test]
+fn rust_hot_matches_perf() {
+    compare_with_perf("rust_hot", &[]);
+}
+
+/// `perf evlist -v` lines (attrs as perf prints them) of a file.
+fn evlist(file: &Path) -> String {
+    stdout_of(perf().args(["evlist", "-v", "-i"]).arg(file))
+}
+
+/// prec's attrs are perf's, bit for bit as `perf evlist -v` shows them.
+#[test]
+fn attrs_match_perf() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let cases: &[&[&str]] = &[
+        &[],
+        &["-e", "cpu-clock,page-faults"],
+        &["-c", "100000"],
+        &["-F", "999"],
+        &["-g"],
+        &["--call-graph", "dwarf"],
+        &["--call-graph", "dwarf,4096"],
+        &["-i"],
+        &["-e", "task-clock:u"],
+    ];
+    for (i, args) in cases.iter().enumerate() {
+        let a = dir.join(format!("prec{i}.data"));
+        let b = dir.join(format!("perf{i}.data"));
+        let mut full: Vec<&str> = args.to_vec();
+        full.extend(["--", "true"]);
+        prec_record(&a, &full);
+        perf_record(&b, &full);
+        assert_eq!(evlist(&a), evlist(&b), "attrs differ for {args:?}");
+    }
+    // Pipe mode adds ID.
+    let out = Command::new(prec_bin())
+        .args(["record", "-q", "-o", "-", "--", "true"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let b = Command::new(perf_path())
+        .args(["record", "-q", "-o", "-", "--", "true"])
+        .output()
+        .unwrap();
+    let ev = |data: Vec<u8>| {
+        let p = dir.join("pipe.data");
+        fs::write(&p, data).unwrap();
+        let mut c = perf();
+        c.args(["evlist", "-v", "-i", "-"])
+            .stdin(fs::File::open(&p).unwrap());
+        String::from_utf8_lossy(&c.output().unwrap().stdout).into_owned()
+    };
+    assert_eq!(ev(out.stdout), ev(b.stdout));
+}
+
+#[test]
+fn system_wide_attrs_match_perf() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let a = dir.join("prec.data");
+    let b = dir.join("perf.data");
+    prec_record(&a, &["-a", "--", "sleep", "0.2"]);
+    perf_record(&b, &["-a", "--", "sleep", "0.2"]);
+    assert_eq!(evlist(&a), evlist(&b));
+    let rep = assert_perf_reads_clean(&a);
+    assert!(rep.contains("sleep") || rep.contains("swapper"), "{rep}");
+}
+
+#[test]
+fn pid_mode_records_running_process() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let mut child = Command::new(fixture_bin("hot3"))
+        .arg("20")
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    sleep(Duration::from_millis(100));
+    let a = dir.join("p.data");
+    let pid = child.id().to_string();
+    let o = prec_record(&a, &["-p", &pid, "--", "sleep", "0.5"]);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(stderr(&o).contains("samples"), "{}", stderr(&o));
+    let rep = assert_perf_reads_clean(&a);
+    let rows = report_rows(&rep);
+    // Synthesized COMM and MMAP2 let perf name the process and its symbols.
+    assert!(
+        rows.keys().any(|k| k.starts_with("hot3 hot3 [.] hot_")),
+        "{rows:#?}"
+    );
+}
+
+#[test]
+fn pipe_mode_is_read_by_perf_report() {
+    if !require_perf_record() {
+        return;
+    }
+    let hot3 = fixture_bin("hot3");
+    let rec = Command::new(prec_bin())
+        .args(["record", "-o", "-", "--"])
+        .arg(&hot3)
+        .arg("0.5")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let rep = perf()
+        .args(["report", "--stdio", "--sort", "comm,dso,sym", "-i", "-"])
+        .stdin(rec.stdout.unwrap())
+        .output()
+        .unwrap();
+    assert!(rep.status.success(), "{}", stderr(&rep));
+    let e = significant_stderr(&stderr(&rep));
+    assert!(e.is_empty(), "{e:#?}");
+    let rows = report_rows(&stdout(&rep));
+    assert!(rows.keys().any(|k| k.contains("hot_a")), "{rows:#?}");
+}
+
+#[test]
+fn several_events_period_and_frequency() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let hot3 = fixture_bin("hot3");
+    let hot3 = hot3.to_str().unwrap();
+    for (i, args) in [
+        vec!["-e", "cpu-clock,page-faults"],
+        vec!["-c", "100000"],
+        vec!["-F", "999"],
+        vec!["-g"],
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let a = dir.join(format!("e{i}.data"));
+        let mut full = args.clone();
+        full.extend(["--", hot3, "0.3"]);
+        prec_record(&a, &full);
+        let rep = assert_perf_reads_clean(&a);
+        assert!(rep.contains("hot_a"), "{args:?}: {rep}");
+        // prec reads its own output too.
+        run(prec().args(["report", "--stats", "-i"]).arg(&a));
+    }
+    let ev = evlist(&dir.join("e0.data"));
+    assert!(
+        ev.contains("cpu-clock:") && ev.contains("page-faults:"),
+        "{ev}"
+    );
+}
+
+#[test]
+fn file_mode_old_rename_and_exit_code() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let a = dir.join("perf.data");
+    fs::write(&a, b"previous").unwrap();
+    let o = prec()
+        .args(["record", "-q", "-o"])
+        .arg(&a)
+        .args(["--", "sh", "-c", "exit 3"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert_eq!(fs::read(dir.join("perf.data.old")).unwrap(), b"previous");
+    let mode = fs::metadata(&a).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    run(perf().args(["report", "--stdio", "-i"]).arg(&a));
+    // A workload killed by a signal: 128 + signal.
+    let o = prec()
+        .args(["record", "-q", "-o"])
+        .arg(&a)
+        .args(["--", "sh", "-c", "kill -TERM $$"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(128 + 15));
+}
+
+#[test]
+fn record_true_is_fast() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let t = Instant::now();
+    prec_record(&dir.join("t.data"), &["-q", "--", "true"]);
+    let el = t.elapsed();
+    assert!(
+        el < Duration::from_millis(800),
+        "prec record -- true took {el:?}"
+    );
+}
+
+#[test]
+fn build_ids_for_hit_dsos() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let a = dir.join("b.data");
+    let hot3 = fixture_bin("hot3");
+    prec_record(&a, &["--", hot3.to_str().unwrap(), "0.3"]);
+    let ids = stdout_of(perf().args(["buildid-list", "-i"]).arg(&a));
+    assert!(ids.contains(hot3.to_str().unwrap()), "{ids}");
+    assert!(ids.contains("[vdso]"), "{ids}");
+    let hdr = stdout_of(perf().args(["report", "--header-only", "-I", "-i"]).arg(&a));
+    for want in [
+        "# hostname :",
+        "# os release :",
+        "# arch :",
+        "# nrcpus online :",
+        "# cpudesc :",
+        "# total memory :",
+        "# cmdline :",
+        "# event : name = cpu-clock",
+        "# sibling threads :",
+        "# pmu mappings:",
+        "# time of first sample :",
+        "# memory nodes",
+    ] {
+        assert!(hdr.contains(want), "missing {want}:\n{hdr}");
+    }
+}
+
+fn nobody_can_run(p: &Path) -> bool {
+    Command::new("runuser")
+        .args(["-u", "nobody", "--"])
+        .arg(p)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[test]
+fn unprivileged_user_falls_back_to_user_only() {
+    if !require_perf_record() {
+        return;
+    }
+    let is_root = fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"));
+    if !is_root || Command::new("runuser").arg("--help").output().is_err() {
+        eprintln!("SKIPPED: needs root and runuser");
+        return;
+    }
+    // A world-accessible directory outside /work (whose parents may be closed).
+    let dir = PathBuf::from(format!("/tmp/prec-nobody-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o777)).unwrap();
+    let mut bin = prec_bin();
+    if !nobody_can_run(&bin) {
+        let copy = dir.join("prec");
+        fs::copy(&bin, &copy).unwrap();
+        fs::set_permissions(&copy, fs::Permissions::from_mode(0o755)).unwrap();
+        bin = copy;
+    }
+    let hot3 = dir.join("hot3");
+    fs::copy(fixture_bin("hot3"), &hot3).unwrap();
+    fs::set_permissions(&hot3, fs::Permissions::from_mode(0o755)).unwrap();
+    let out = dir.join("x.data");
+    let o = run(Command::new("runuser")
+        .args(["-u", "nobody", "--"])
+        .arg(&bin)
+        .args(["record", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg(&hot3)
+        .arg("0.3"));
+    let e = stderr(&o);
+    let paranoid: i32 = fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    if paranoid >= 2 {
+        assert_eq!(e.matches("perf_event_paranoid").count(), 1, "{e}");
+        let ev = stdout_of(perf().args(["evlist", "-f", "-v", "-i"]).arg(&out));
+        assert!(ev.contains("exclude_kernel: 1"), "{ev}");
+    }
+    let rep = stdout_of(perf().args(["report", "-f", "--stdio", "-i"]).arg(&out));
+    assert!(rep.contains("hot_a"), "{rep}");
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// Children of `pid` (from /proc).
+fn children_of(pid: u32) -> Vec<i32> {
+    let mut out = Vec::new();
+    if let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) {
+        for t in tasks.flatten() {
+            if let Ok(s) = fs::read_to_string(t.path().join("children")) {
+                out.extend(s.split_whitespace().filter_map(|p| p.parse::<i32>().ok()));
+            }
+        }
+    }
+    out
+}
+
+fn kill(pid: i32, sig: &str) {
+    let _ = Command::new("kill").args([sig, &pid.to_string()]).status();
+}
+
+#[test]
+fn sigint_finishes_the_file() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let a = dir.join("int.data");
+    let rec = prec()
+        .args(["record", "-o"])
+        .arg(&a)
+        .arg("--")
+        .arg(fixture_bin("hot3"))
+        .arg("50")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    sleep(Duration::from_millis(500));
+    kill(rec.id() as i32, "-INT");
+    let t = Instant::now();
+    let o = rec.wait_with_output().unwrap();
+    assert!(t.elapsed() < Duration::from_secs(5));
+    // The workload died of SIGINT: 130.
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    let rep = assert_perf_reads_clean(&a);
+    assert!(rep.contains("hot_"), "{rep}");
+    let hdr = stdout_of(perf().args(["report", "--header-only", "-i"]).arg(&a));
+    assert!(hdr.contains("# cmdline :"), "{hdr}");
+}
+
+#[test]
+fn sigkill_leaves_a_readable_file() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let a = dir.join("kill.data");
+    let mut rec = prec()
+        .args(["record", "-q", "-o"])
+        .arg(&a)
+        .arg("--")
+        .arg(fixture_bin("hot3"))
+        .arg("50")
+        .spawn()
+        .unwrap();
+    sleep(Duration::from_millis(900));
+    let kids = children_of(rec.id());
+    kill(rec.id() as i32, "-KILL");
+    let _ = rec.wait();
+    for k in kids {
+        kill(k, "-KILL");
+    }
+    let rep = run(perf().args(["report", "--stdio", "-i"]).arg(&a));
+    assert!(stdout(&rep).contains("hot_"), "{}", stdout(&rep));
+    run(prec().args(["report", "--stats", "-i"]).arg(&a));
+    run(prec()
+        .args(["inject", "-o"])
+        .arg(dir.join("copy.data"))
+        .arg("-i")
+        .arg(&a));
+}
+
+#[test]
+fn no_lost_samples_on_threads() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let a = dir.join("thr.data");
+    let o = prec_record(
+        &a,
+        &[
+            "-F",
+            "4000",
+            "--",
+            fixture_bin("threads").to_str().unwrap(),
+            "0.5",
+        ],
+    );
+    let e = stderr(&o);
+    assert!(!e.contains("chunks") && !e.contains("samples lost"), "{e}");
+    let stats = stdout_of(perf().args(["report", "--stats", "-i"]).arg(&a));
+    assert!(!stats.contains("LOST"), "{stats}");
+}
+
+fn assert_fails_cleanly(args: &[&str], what: &str) {
+    let dir = tempdir();
+    fs::write(dir.join("perf.data"), b"old contents").unwrap();
+    let o = prec()
+        .current_dir(&*dir)
+        .arg("record")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!o.status.success(), "{what}: succeeded");
+    let e = stderr(&o);
+    assert!(e.contains("prec") || e.contains("error"), "{what}: {e}");
+    assert!(!e.contains("panicked"), "{what}: {e}");
+    assert_eq!(
+        fs::read(dir.join("perf.data")).unwrap(),
+        b"old contents",
+        "{what}: perf.data touched"
+    );
+    assert!(!dir.join("perf.data.old").exists(), "{what}: .old created");
+    // Without a previous file nothing is created.
+    fs::remove_file(dir.join("perf.data")).unwrap();
+    let o = prec()
+        .current_dir(&*dir)
+        .arg("record")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(!dir.join("perf.data").exists(), "{what}: perf.data created");
+}
+
+#[test]
+fn bad_input_fails_without_touching_files() {
+    if !require_perf_record() {
+        return;
+    }
+    assert_fails_cleanly(&["--", "/nonexistent/command"], "missing command");
+    assert_fails_cleanly(&["--", "no-such-command-prec"], "missing command in PATH");
+    assert_fails_cleanly(&["-e", "nosuchevent", "--", "true"], "unknown event");
+    assert_fails_cleanly(&["-F", "0", "--", "true"], "-F 0");
+    assert_fails_cleanly(&["-F", "abc", "--", "true"], "-F abc");
+    assert_fails_cleanly(&["-c", "0", "--", "true"], "-c 0");
+    assert_fails_cleanly(&["-m", "3", "--", "true"], "-m 3");
+    assert_fails_cleanly(&["--call-graph", "lbr", "--", "true"], "lbr");
+    assert_fails_cleanly(&["-p", "999999999"], "nonexistent pid");
+    assert_fails_cleanly(&[], "no command");
+    let o = prec()
+        .args(["record", "-o", "/proc/x.data", "--", "true"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("/proc/x.data"), "{}", stderr(&o));
+}
