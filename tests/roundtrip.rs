@@ -31,6 +31,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use common::*;
+use prec_format::constants::sample_type::{BRANCH_STACK, CALLCHAIN};
 
 /// The inputs: own fixtures and quipper files, without the corrupted one.
 fn inputs() -> Vec<PathBuf> {
@@ -126,13 +127,11 @@ const REPORT_PIPE_CALLCHAIN: &[&str] = &[
     "graph,0.5,callee",
 ];
 
-/// Whether some event of `path` records callchains.
-fn has_callchain(path: &Path) -> bool {
+/// Whether some event of `path` has `bit` in its sample_type.
+fn has_sample_bit(path: &Path, bit: u64) -> bool {
     let bytes = fs::read(path).unwrap();
     let file = prec_format::PerfFile::parse(&bytes).unwrap();
-    file.attrs()
-        .iter()
-        .any(|a| a.attr.sample_type & prec_format::constants::sample_type::CALLCHAIN != 0)
+    file.attrs().iter().any(|a| a.attr.sample_type & bit != 0)
 }
 
 /// Drops lines that legitimately differ between runs (perf's tips).
@@ -159,14 +158,14 @@ fn perf_view(path: &Path, pipe: bool, report_args: &[&str]) -> PerfView {
 }
 
 /// The original's view, computed once per process.
-fn original_view(path: &Path, report_args: &'static [&'static str]) -> PerfView {
-    type Cache = Mutex<HashMap<(PathBuf, &'static [&'static str]), Arc<OnceLock<PerfView>>>>;
+fn original_view(path: &Path, report_args: &[&'static str]) -> PerfView {
+    type Cache = Mutex<HashMap<(PathBuf, Vec<&'static str>), Arc<OnceLock<PerfView>>>>;
     static CACHE: OnceLock<Cache> = OnceLock::new();
     let cell = CACHE
         .get_or_init(Default::default)
         .lock()
         .unwrap()
-        .entry((path.to_path_buf(), report_args))
+        .entry((path.to_path_buf(), report_args.to_vec()))
         .or_default()
         .clone();
     cell.get_or_init(|| perf_view(path, false, report_args))
@@ -324,15 +323,20 @@ fn pipe_mode_copies_read_the_same_in_perf() {
             copy.display()
         );
         let what = format!("{} -> pipe mode", input.display());
-        let opts = if has_callchain(input) {
+        let mut opts = if has_sample_bit(input, CALLCHAIN) {
             REPORT_PIPE_CALLCHAIN
         } else {
             REPORT_PIPE
-        };
+        }
+        .to_vec();
+        // File mode turns on branch mode for branch stacks; a stream cannot.
+        if has_sample_bit(input, BRANCH_STACK) {
+            opts.push("--no-branch-stack");
+        }
         compare(
             &what,
-            &original_view(input, opts),
-            &perf_view(&copy, true, opts),
+            &original_view(input, &opts),
+            &perf_view(&copy, true, &opts),
         )
     });
     fail_if_any("pipe-mode copies", inputs.len(), failures);
