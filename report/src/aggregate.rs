@@ -22,7 +22,7 @@ use prec_format::record::{MmapFileId, Record};
 use prec_format::{Attr, FeatureId, PerfFile, RecordType};
 
 use crate::maps::{DsoId, DsoKind, Map};
-use crate::symbolize::{BinaryId, Symbolizer, SymbolizerOptions};
+use crate::symbolize::{BinaryId, FileLoader, Symbolizer, SymbolizerOptions};
 use crate::tasks::{CommId, Machine, ThreadId};
 
 /// A `--sort` key.
@@ -86,7 +86,7 @@ pub enum Field {
 }
 
 /// What to report.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Options {
     /// Sort keys (default `comm,dso,sym`).
     pub sort: Vec<SortKey>,
@@ -107,6 +107,8 @@ pub struct Options {
     pub kallsyms: Option<PathBuf>,
     pub demangle: bool,
     pub quiet: bool,
+    /// How binaries are opened (see [`SymbolizerOptions::loader`]).
+    pub file_loader: Option<FileLoader>,
 }
 
 impl Default for Options {
@@ -128,6 +130,7 @@ impl Default for Options {
             kallsyms: None,
             demangle: true,
             quiet: false,
+            file_loader: None,
         }
     }
 }
@@ -673,6 +676,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
         symfs: options.symfs.clone(),
         kallsyms: options.kallsyms.clone(),
         demangle: options.demangle,
+        loader: options.file_loader.clone(),
         ..SymbolizerOptions::default()
     };
     if sym_opts.kallsyms.is_none() {

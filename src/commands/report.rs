@@ -97,6 +97,11 @@ fn options(args: &ReportArgs) -> Result<Options> {
     o.symfs = args.symfs.clone();
     o.kallsyms = args.kallsyms.clone();
     o.demangle = !args.no_demangle;
+    // Binaries are memory-mapped (the mapping lives in prec-record, which
+    // holds all of prec's unsafe code).
+    o.file_loader = Some(std::sync::Arc::new(|path: &std::path::Path| {
+        prec_record::mapped::MappedFile::open(path).map(prec_report::symbolize::FileBytes::new)
+    }));
     o.quiet = args.quiet;
     Ok(o)
 }

@@ -392,7 +392,9 @@ impl Symbolizer {
         let mut mismatch: Option<(PathBuf, Option<Vec<u8>>)> = None;
         let mut corrupt: Option<(PathBuf, String)> = None;
         for cand in candidates {
-            let Ok(map) = self.load_file(&cand) else { continue };
+            let Ok(map) = self.load_file(&cand) else {
+                continue;
+            };
             let info = match elf::parse_info(&map) {
                 Ok(i) => i,
                 Err(e) => {
@@ -745,7 +747,11 @@ impl Symbolizer {
 }
 
 /// Finds the separate debug file of `bin` (once).
-fn search_debug_file(symfs: Option<&Path>, loader: &dyn Fn(&Path) -> std::io::Result<FileBytes>, bin: &mut Binary) {
+fn search_debug_file(
+    symfs: Option<&Path>,
+    loader: &dyn Fn(&Path) -> std::io::Result<FileBytes>,
+    bin: &mut Binary,
+) {
     if !matches!(bin.debug, DebugFile::NotSearched) {
         return;
     }
