@@ -67,10 +67,13 @@ pub struct EventParseError {
 
 impl fmt::Display for EventParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = EVENT_NAMES.iter().map(|(n, _, _)| *n).collect();
         write!(
             f,
-            "event syntax error: '{}'\n  \\___ {}\nRun 'prec list' for a list of valid events",
-            self.event, self.reason
+            "event syntax error: '{}'\n  \\___ {}\nValid events: {}, or rNNN (raw); modifiers after ':' (u, k, h, p, P, ...)",
+            self.event,
+            self.reason,
+            names.join(", ")
         )
     }
 }
@@ -375,7 +378,7 @@ mod tests {
         let e = EventSpec::parse("foo").unwrap_err();
         let msg = e.to_string();
         assert!(msg.starts_with("event syntax error: 'foo'"), "{msg}");
-        assert!(msg.contains("prec list"));
+        assert!(msg.contains("Valid events: ") && msg.contains("cpu-clock"));
         assert!(parse_event_list("cycles,,").is_err());
         assert!(EventSpec::parse("rzz").is_err());
         assert!(EventSpec::parse("r").is_err());
