@@ -13,6 +13,13 @@
 //! decoded trace the original cannot; for those only the pipe-mode copy is
 //! compared with the original.
 //!
+//! Documented exception: perf cannot decode an AUX area trace from a stream
+//! at all (quipper's `perf.data.intel_pt-4.14`, a file-mode original: perf
+//! warns "Intel PT with pipe mode is not recommended" and `perf script`
+//! prints nothing for the stream), so for such an original the pipe-mode
+//! copy is judged by what it carries: `prec inject` turns it back into a
+//! file, and that file must read in perf like the original.
+//!
 //! `perf report` of a pipe-mode copy runs with `--no-children -g
 //! graph,0.5,callee` on both sides: perf sets up children and call-graph
 //! order from the attrs before reading, and a stream has none yet then, so
@@ -229,6 +236,12 @@ fn pipe_with_aux(path: &Path) -> bool {
     is_pipe_file(path) && name_of(path).contains("intel_pt")
 }
 
+/// File-mode originals holding an AUX area trace, which perf does not
+/// decode from a stream (see the module comment).
+fn file_with_aux(path: &Path) -> bool {
+    !is_pipe_file(path) && name_of(path).contains("intel_pt")
+}
+
 /// `prec inject -i IN -o OUT [args]`; `Err` with prec's stderr on failure.
 fn inject(input: &Path, output: &Path, args: &[&str]) -> Result<(), String> {
     let out = output_of(
@@ -333,6 +346,17 @@ fn pipe_mode_copies_read_the_same_in_perf() {
         if has_sample_bit(input, BRANCH_STACK) {
             opts.push("--no-branch-stack");
         }
+        if file_with_aux(input) {
+            // perf cannot read the trace from the stream: read the stream
+            // back into a file with prec and judge that instead.
+            let back = dir.join(format!("{}.pipe.file", name_of(input)));
+            inject(&copy, &back, &[])?;
+            return compare(
+                &format!("{what} -> file mode"),
+                &original_view(input, &opts),
+                &perf_view(&back, false, &opts),
+            );
+        }
         compare(
             &what,
             &original_view(input, &opts),
@@ -403,6 +427,19 @@ fn pipe_mode_aux_exception_is_still_needed() {
             orig.script,
             copy_view.script,
             "{}: the file-mode copy now reads the same; drop the exception",
+            input.display()
+        );
+    }
+    for input in inputs().iter().filter(|p| file_with_aux(p)) {
+        let dir = tempdir();
+        let copy = dir.join("copy.pipe");
+        inject_pipe(input, &copy).unwrap();
+        let orig = original_view(input, REPORT);
+        let copy_view = perf_view(&copy, true, REPORT);
+        assert_ne!(
+            orig.script,
+            copy_view.script,
+            "{}: perf now decodes the pipe-mode copy; drop the exception",
             input.display()
         );
     }

@@ -140,6 +140,15 @@ pub fn copy_to_pipe<W: Write>(
         .into_iter()
         // In a stream perf sends build-ids as records, not as a feature.
         .filter(|f| f.0 != FeatureId::BUILD_ID && f.0 != FeatureId::TRACING_DATA)
+        // An empty section (old perf wrote e.g. CPUDESC with nothing in it)
+        // carries nothing; in a file perf shrugs it off, but in a stream
+        // perf 6.1 fails to process the HEADER_FEATURE and stops reading.
+        .filter(|f| !f.1.is_empty())
+        // The AUXTRACE index gives file offsets of AUXTRACE records, which
+        // mean nothing in a stream; perf 6.1 reads it straight from the fd,
+        // fails in pipe mode ("Failed to process auxtrace index") and stops.
+        // perf record never sends it in a stream either.
+        .filter(|f| f.0 != FeatureId::AUXTRACE)
         // A record holds at most 64 KiB; perf 6.1 does not send the bigger
         // ones (BPF_PROG_INFO, BPF_BTF) in a stream either.
         .filter(|f| f.1.len() + 16 + 7 <= usize::from(u16::MAX))
