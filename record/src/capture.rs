@@ -627,6 +627,8 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
         said_kernel: false,
     };
     let mut events: Vec<OpenEvent> = Vec::new();
+    // (id, event index, cpu, tid) for ID_INDEX.
+    let mut id_index: Vec<[u64; 4]> = Vec::new();
     // fds[cpu_index] = all fds on that CPU in open order.
     let mut fds: Vec<Vec<OwnedFd>> = (0..cpus.len()).map(|_| Vec::new()).collect();
     let mut all_specs: Vec<Option<EventSpec>> = specs.iter().cloned().map(Some).collect();
@@ -646,6 +648,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
                 let (fd, attr, name) =
                     opener.open_first(spec, &make, threads[0], cpus[0] as i32)?;
                 ids.push(sys::ioc_id(fd.as_fd())?);
+                id_index.push([ids[0], ei as u64, u64::from(cpus[0]), threads[0] as u64]);
                 fds[0].push(fd);
                 (name, attr)
             }
@@ -654,6 +657,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
                 let fd = sys::perf_event_open(&mut attr, threads[0], cpus[0] as i32, None, 0)
                     .map_err(|e| open_error("dummy:HG", &e, threads[0], paranoid))?;
                 ids.push(sys::ioc_id(fd.as_fd())?);
+                id_index.push([ids[0], ei as u64, u64::from(cpus[0]), threads[0] as u64]);
                 fds[0].push(fd);
                 ("dummy:HG".to_string(), attr)
             }
@@ -666,7 +670,9 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
                 let mut a = attr;
                 match sys::perf_event_open(&mut a, tid, cpu as i32, None, 0) {
                     Ok(fd) => {
-                        ids.push(sys::ioc_id(fd.as_fd())?);
+                        let id = sys::ioc_id(fd.as_fd())?;
+                        ids.push(id);
+                        id_index.push([id, ei as u64, u64::from(cpu), tid as u64]);
                         fds[ci].push(fd);
                     }
                     // A thread of -p that exited meanwhile.
@@ -757,6 +763,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
         ..Default::default()
     };
     let mut pro = Vec::with_capacity(4096);
+    synth::id_index(&mut pro, &id_index);
     let kernel_possible = events
         .iter()
         .any(|e| !e.attr.has_flag(flags::EXCLUDE_KERNEL));
@@ -786,6 +793,21 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
             }
         }
     };
+    let thread_names: Vec<(i32, String)> = threads
+        .iter()
+        .map(|&t| {
+            let comm = if t > 0 && !launching {
+                proc_synth::proc_status(t)
+                    .map(|s| s.name)
+                    .unwrap_or_default()
+            } else {
+                String::new()
+            };
+            (t, comm)
+        })
+        .collect();
+    synth::thread_map(&mut pro, &thread_names);
+    synth::cpu_map(&mut pro, &cpus);
     if let Some(c) = child.as_ref().filter(|_| launching) {
         syn.comm(&mut pro, c.pid(), c.pid(), "perf-exec", false);
     }

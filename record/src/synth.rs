@@ -16,6 +16,9 @@ pub const PERF_RECORD_FORK: u32 = 7;
 pub const PERF_RECORD_SAMPLE: u32 = 9;
 pub const PERF_RECORD_MMAP2: u32 = 10;
 pub const PERF_RECORD_FINISHED_ROUND: u32 = 68;
+pub const PERF_RECORD_ID_INDEX: u32 = 69;
+pub const PERF_RECORD_THREAD_MAP: u32 = 73;
+pub const PERF_RECORD_CPU_MAP: u32 = 74;
 pub const PERF_RECORD_FINISHED_INIT: u32 = 82;
 
 pub const MISC_KERNEL: u16 = 1;
@@ -100,6 +103,62 @@ impl Synth {
         put_str_padded(&mut b, &m.path);
         self.finish(out, PERF_RECORD_MMAP2, MISC_USER, b);
     }
+}
+
+/// `PERF_RECORD_ID_INDEX`: (id, event index, cpu, tid) of every fd.
+pub fn id_index(out: &mut Vec<u8>, entries: &[[u64; 4]]) {
+    let mut b = Vec::with_capacity(8 + 32 * entries.len());
+    b.extend_from_slice(&(entries.len() as u64).to_ne_bytes());
+    for e in entries {
+        for v in e {
+            b.extend_from_slice(&v.to_ne_bytes());
+        }
+    }
+    user_record(out, PERF_RECORD_ID_INDEX, &b);
+}
+
+/// `PERF_RECORD_THREAD_MAP`: (pid, comm) entries, comm in 16 bytes.
+pub fn thread_map(out: &mut Vec<u8>, threads: &[(i32, String)]) {
+    let mut b = Vec::with_capacity(8 + 24 * threads.len());
+    b.extend_from_slice(&(threads.len() as u64).to_ne_bytes());
+    for (pid, comm) in threads {
+        b.extend_from_slice(&i64::from(*pid).to_ne_bytes());
+        let mut c = [0u8; 16];
+        let n = comm.len().min(15);
+        c[..n].copy_from_slice(&comm.as_bytes()[..n]);
+        b.extend_from_slice(&c);
+    }
+    user_record(out, PERF_RECORD_THREAD_MAP, &b);
+}
+
+/// `PERF_RECORD_CPU_MAP` as perf 6.1 writes it: a range (type 2) when the
+/// CPUs are contiguous, else a list (type 0).
+pub fn cpu_map(out: &mut Vec<u8>, cpus: &[u32]) {
+    let mut b = Vec::new();
+    let contiguous = !cpus.is_empty() && cpus.windows(2).all(|w| w[1] == w[0] + 1);
+    if contiguous {
+        b.extend_from_slice(&2u16.to_ne_bytes());
+        b.push(0); // any_cpu
+        b.push(0);
+        b.extend_from_slice(&(cpus[0] as u16).to_ne_bytes());
+        b.extend_from_slice(&(cpus[cpus.len() - 1] as u16).to_ne_bytes());
+    } else {
+        b.extend_from_slice(&0u16.to_ne_bytes());
+        b.extend_from_slice(&(cpus.len() as u16).to_ne_bytes());
+        for &c in cpus {
+            b.extend_from_slice(&(c as u16).to_ne_bytes());
+        }
+    }
+    b.resize(b.len().next_multiple_of(8), 0);
+    user_record(out, PERF_RECORD_CPU_MAP, &b);
+}
+
+fn user_record(out: &mut Vec<u8>, type_: u32, body: &[u8]) {
+    let size = u16::try_from(8 + body.len()).unwrap_or(u16::MAX);
+    out.extend_from_slice(&type_.to_ne_bytes());
+    out.extend_from_slice(&0u16.to_ne_bytes());
+    out.extend_from_slice(&size.to_ne_bytes());
+    out.extend_from_slice(body);
 }
 
 /// A bare 8-byte record (FINISHED_ROUND, FINISHED_INIT).
