@@ -641,3 +641,69 @@ fn bad_input_fails_without_touching_files() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("/proc/x.data"), "{}", stderr(&o));
 }
+
+/// With a one-page ring at a high rate the kernel drops data: prec's
+/// warning counts the same LOST records perf finds in the file.
+#[test]
+fn lost_chunks_are_reported_like_perf_counts_them() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let a = dir.join("lost.data");
+    let o = prec_record(
+        &a,
+        &[
+            "-m",
+            "1",
+            "-F",
+            "20000",
+            "--",
+            fixture_bin("threads").to_str().unwrap(),
+            "0.3",
+        ],
+    );
+    let stats = stdout_of(perf().args(["report", "--stats", "-i"]).arg(&a));
+    let lost = stats
+        .lines()
+        .find(|l| l.trim_start().starts_with("LOST events:"))
+        .and_then(|l| l.split_whitespace().nth(2))
+        .and_then(|n| n.parse::<u64>().ok())
+        .unwrap_or(0);
+    let e = stderr(&o);
+    if lost == 0 {
+        assert!(!e.contains("chunks"), "{e}");
+    } else {
+        assert!(e.contains(&format!("lost {lost} chunks")), "{lost}: {e}");
+    }
+}
+
+/// A reader that goes away stops the recording and its workload.
+#[test]
+fn closed_pipe_stops_the_workload() {
+    if !require_perf_record() {
+        return;
+    }
+    let mut rec = prec()
+        .args(["record", "-q", "-o", "-", "--"])
+        .arg(fixture_bin("hot3"))
+        .arg("50")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    sleep(Duration::from_millis(300));
+    let kids = children_of(rec.id());
+    assert!(!kids.is_empty(), "the workload did not start");
+    drop(rec.stdout.take());
+    let t = Instant::now();
+    let st = rec.wait().unwrap();
+    assert!(!st.success());
+    assert!(t.elapsed() < Duration::from_secs(10));
+    sleep(Duration::from_millis(100));
+    for k in kids {
+        let state = fs::read_to_string(format!("/proc/{k}/stat")).unwrap_or_default();
+        // Gone, or a zombie of the already-exited prec.
+        assert!(state.is_empty() || state.contains(") Z"), "{k}: {state}");
+    }
+}

@@ -882,38 +882,51 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
         sink.write(buf)?;
         Ok(true)
     };
-    loop {
-        if drain(&mut rings, &mut sink, &mut tracker, &mut buf)? {
-            wakeups += 1;
-        }
-        if last_flush.elapsed() >= Duration::from_millis(250) {
-            sink.flush()?;
-            last_flush = Instant::now();
-        }
-        if let Some(r) = running.as_mut() {
-            if let Some(st) = r.try_wait()? {
-                exit = Some(st);
-                break;
+    // On a write error (disk full, closed pipe) the workload is stopped
+    // rather than left running unobserved.
+    let loop_result = (|| -> Result<(), RecordError> {
+        loop {
+            if drain(&mut rings, &mut sink, &mut tracker, &mut buf)? {
+                wakeups += 1;
             }
-        } else if launch::signal_received().is_some() {
-            break;
-        }
-        let all_hup = pollfds.iter().all(|p| p.fd < 0);
-        if all_hup {
-            match running.as_mut() {
-                Some(r) => {
-                    exit = Some(r.wait()?);
+            if last_flush.elapsed() >= Duration::from_millis(250) {
+                sink.flush()?;
+                last_flush = Instant::now();
+            }
+            if let Some(r) = running.as_mut() {
+                if let Some(st) = r.try_wait()? {
+                    exit = Some(st);
                     break;
                 }
-                None => break,
+            } else if launch::signal_received().is_some() {
+                break;
+            }
+            let all_hup = pollfds.iter().all(|p| p.fd < 0);
+            if all_hup {
+                match running.as_mut() {
+                    Some(r) => {
+                        exit = Some(r.wait()?);
+                        break;
+                    }
+                    None => break,
+                }
+            }
+            sys::poll(&mut pollfds, 100)?;
+            for p in pollfds.iter_mut() {
+                if p.revents & (sys::pollbits::HUP | sys::pollbits::ERR) != 0 {
+                    p.fd = -1;
+                }
             }
         }
-        sys::poll(&mut pollfds, 100)?;
-        for p in pollfds.iter_mut() {
-            if p.revents & (sys::pollbits::HUP | sys::pollbits::ERR) != 0 {
-                p.fd = -1;
-            }
+        Ok(())
+    })();
+    if let Err(e) = loop_result {
+        launch::set_forward_pid(0);
+        if let Some(r) = running.as_mut() {
+            let _ = r.kill(libc::SIGTERM);
+            let _ = r.wait();
         }
+        return Err(e);
     }
     launch::set_forward_pid(0);
     for cpu_fds in &fds {

@@ -190,7 +190,7 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
             out.wakeups
         );
         let name = match &output {
-            Output::Stdout => "(pipe)".to_string(),
+            Output::Stdout => "-".to_string(),
             Output::File(p) => p.display().to_string(),
         };
         eprintln!(
