@@ -5,7 +5,8 @@
 //! perf 6.1 writes, for a plain `perf record`: BUILD_ID, HOSTNAME, OSRELEASE,
 //! VERSION, ARCH, NRCPUS, CPUDESC, CPUID, TOTAL_MEM, CMDLINE, EVENT_DESC,
 //! CPU_TOPOLOGY, NUMA_TOPOLOGY, PMU_MAPPINGS, CACHE, SAMPLE_TIME,
-//! MEM_TOPOLOGY (plus BPF features prec does not produce). A section whose
+//! MEM_TOPOLOGY, BPF_PROG_INFO, BPF_BTF, PMU_CAPS (the last three empty, as
+//! perf writes them when no BPF program ran). A section whose
 //! source cannot be read is left out, as perf does.
 
 use prec_format::features::{
@@ -151,6 +152,17 @@ pub fn host_features() -> Vec<Feature> {
                 .collect(),
         }));
     }
+    // perf 6.1 writes these even when empty (no BPF programs seen, no PMU
+    // with capabilities): a zero count each.
+    out.push(Feature::Raw {
+        id: FeatureId::BPF_PROG_INFO,
+        bytes: vec![0; 4],
+    });
+    out.push(Feature::Raw {
+        id: FeatureId::BPF_BTF,
+        bytes: vec![0; 4],
+    });
+    out.push(Feature::PmuCaps(Vec::new()));
     out
 }
 
@@ -202,17 +214,23 @@ pub fn file_features(
         .collect()
 }
 
-/// Features for the start of a pipe-mode stream (no BUILD_ID, no
-/// SAMPLE_TIME: they are not known yet).
+/// Features for the start of a pipe-mode stream (no BUILD_ID: not known
+/// yet).
 pub fn pipe_features(
     host: &[Feature],
     cmdline: &[String],
     events: &[EventInfo],
     endian: Endian,
 ) -> Vec<(FeatureId, Vec<u8>)> {
-    let mut all: Vec<Feature> = host.to_vec();
+    // As perf 6.1 in pipe mode: no CACHE, and SAMPLE_TIME as zeros.
+    let mut all: Vec<Feature> = host
+        .iter()
+        .filter(|f| f.id() != FeatureId::CACHE)
+        .cloned()
+        .collect();
     all.push(Feature::Cmdline(cmdline.to_vec()));
     all.push(event_desc(events));
+    all.push(Feature::SampleTime { first: 0, last: 0 });
     all.sort_by_key(|f| f.id());
     all.iter()
         .map(|f| (f.id(), ff::encode(f, endian)))
@@ -227,7 +245,7 @@ mod tests {
     fn host_features_encode_and_decode() {
         let host = host_features();
         assert!(host.iter().any(|f| matches!(f, Feature::Version(_))));
-        for f in &host {
+        for f in host.iter().filter(|f| !matches!(f, Feature::Raw { .. })) {
             let bytes = ff::encode(f, Endian::NATIVE);
             let back = ff::decode(f.id(), &bytes, 0, Endian::NATIVE).unwrap();
             assert_eq!(&back, f, "{:?}", f.id());
