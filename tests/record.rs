@@ -214,6 +214,8 @@ fn attrs_match_perf() {
         &["--call-graph", "dwarf,4096"],
         &["-i"],
         &["-e", "task-clock:u"],
+        // Above perf_event_max_sample_rate: both cap it.
+        &["-F", "1000000"],
     ];
     for (i, args) in cases.iter().enumerate() {
         let a = dir.join(format!("prec{i}.data"));
@@ -705,5 +707,55 @@ fn closed_pipe_stops_the_workload() {
         let state = fs::read_to_string(format!("/proc/{k}/stat")).unwrap_or_default();
         // Gone, or a zombie of the already-exited prec.
         assert!(state.is_empty() || state.contains(") Z"), "{k}: {state}");
+    }
+}
+
+/// `-t TID` records one thread of a running process.
+#[test]
+fn tid_mode_records_one_thread() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let mut child = Command::new(fixture_bin("threads"))
+        .arg("5")
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait for the workers to exist.
+    let mut tids: Vec<String> = Vec::new();
+    for _ in 0..50 {
+        sleep(Duration::from_millis(20));
+        tids = fs::read_dir(format!("/proc/{}/task", child.id()))
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|t| *t != child.id().to_string())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if tids.len() >= 3 {
+            break;
+        }
+    }
+    assert!(!tids.is_empty(), "no worker threads");
+    let tid = tids[0].clone();
+    let a = dir.join("t.data");
+    prec_record(&a, &["-t", &tid, "--", "sleep", "0.4"]);
+    let _ = child.kill();
+    let _ = child.wait();
+    let out = stdout_of(
+        perf()
+            .args(["report", "--stdio", "--sort", "pid", "-i"])
+            .arg(&a),
+    );
+    let rows = report_rows(&out);
+    assert!(!rows.is_empty(), "{out}");
+    for k in rows.keys() {
+        // perf's "pid" key prints the thread: "TID:comm".
+        assert!(
+            k.starts_with(&format!("{tid}:")),
+            "sample of another thread: {k}\n{out}"
+        );
     }
 }

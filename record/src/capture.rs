@@ -771,6 +771,11 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
         if let Ok(k) = proc_synth::kernel_text() {
             if k.text != 0 {
                 syn.kernel_mmap(&mut pro, &k);
+                for m in proc_synth::modules().unwrap_or_default() {
+                    if m.addr != 0 && m.size != 0 {
+                        syn.module_mmap(&mut pro, &m.name, m.addr, m.size);
+                    }
+                }
             }
         }
     }
@@ -996,4 +1001,116 @@ fn sys_geteuid_is_root() -> bool {
                 .and_then(|l| l.split_whitespace().nth(2).map(|u| u == "0"))
         })
         .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proc_synth::MapEntry;
+
+    fn sample(ip: u64, pid: u32, time: u64, misc: u16) -> Vec<u8> {
+        // IP | TID | TIME | PERIOD
+        let mut v = Vec::new();
+        v.extend_from_slice(&synth::PERF_RECORD_SAMPLE.to_ne_bytes());
+        v.extend_from_slice(&misc.to_ne_bytes());
+        v.extend_from_slice(&40u16.to_ne_bytes());
+        v.extend_from_slice(&ip.to_ne_bytes());
+        v.extend_from_slice(&pid.to_ne_bytes());
+        v.extend_from_slice(&pid.to_ne_bytes());
+        v.extend_from_slice(&time.to_ne_bytes());
+        v.extend_from_slice(&1u64.to_ne_bytes());
+        v
+    }
+
+    fn map(start: u64, end: u64, path: &str) -> MapEntry {
+        MapEntry {
+            start,
+            end,
+            pgoff: 0,
+            dev_major: 0,
+            dev_minor: 0,
+            inode: 1,
+            prot: 5,
+            flags: 2,
+            path: path.to_string(),
+        }
+    }
+
+    #[test]
+    fn tracker_attributes_samples_to_maps_across_fork_and_exec() {
+        let syn = Synth { trailer: 16 };
+        let mut buf = Vec::new();
+        syn.mmap2(&mut buf, 10, 10, &map(0x1000, 0x2000, "/bin/a"));
+        syn.mmap2(&mut buf, 10, 10, &map(0x5000, 0x6000, "/lib/b.so"));
+        buf.extend(sample(0x1800, 10, 50, synth::MISC_USER));
+        syn.fork(&mut buf, 11, 10, 11, 10);
+        buf.extend(sample(0x5800, 11, 40, synth::MISC_USER));
+        buf.extend(sample(0xffff_ffff_8100_0000, 10, 70, synth::MISC_KERNEL));
+        // exec in 10: old maps dropped, so this sample hits nothing.
+        syn.comm(&mut buf, 10, 10, "c", true);
+        buf.extend(sample(0x5100, 10, 60, synth::MISC_USER));
+        let mut t = Tracker {
+            ip_off: 8,
+            ..Default::default()
+        };
+        t.scan(&buf);
+        assert_eq!(t.samples, 4);
+        assert_eq!(t.first_time, Some(40));
+        assert_eq!(t.last_time, 70);
+        assert!(t.kernel_hit);
+        let hit: Vec<&str> = t.hit.iter().map(|&i| t.files[i].as_str()).collect();
+        assert_eq!(hit, ["/bin/a", "/lib/b.so"]);
+    }
+
+    #[test]
+    fn attrs_follow_perf() {
+        let cfg = RecordConfig {
+            events: Vec::new(),
+            freq: 4000,
+            period: None,
+            call_graph: CallGraph::None,
+            output: Output::File("x".into()),
+            command: vec!["true".into()],
+            pids: Vec::new(),
+            tids: Vec::new(),
+            system_wide: false,
+            cpus: None,
+            mmap_pages: 128,
+            inherit: true,
+            quiet: true,
+            cmdline: Vec::new(),
+        };
+        let spec = EventSpec::parse("cpu-clock").unwrap();
+        let a = build_attr(&spec, &cfg, true, 1, true);
+        assert_eq!(
+            a.sample_type,
+            sample::IP | sample::TID | sample::TIME | sample::PERIOD
+        );
+        assert!(a.has_flag(flags::FREQ | flags::ENABLE_ON_EXEC | flags::MMAP2 | flags::INHERIT));
+        let b = build_attr(&spec, &cfg, false, 2, true);
+        assert!(!b.has_flag(flags::MMAP) && b.sample_type & sample::ID != 0);
+        let c = build_attr(
+            &spec,
+            &RecordConfig {
+                period: Some(1000),
+                call_graph: CallGraph::Dwarf(4096),
+                ..cfg.clone()
+            },
+            true,
+            1,
+            true,
+        );
+        assert_eq!(c.sample_period_or_freq, 1000);
+        assert!(!c.has_flag(flags::FREQ) && c.sample_type & sample::PERIOD == 0);
+        assert_eq!((c.sample_regs_user, c.sample_stack_user), (0xff0fff, 4096));
+        assert!(c.has_flag(flags::EXCLUDE_CALLCHAIN_USER | flags::MMAP_DATA));
+    }
+
+    #[test]
+    fn old_path_appends_suffix() {
+        assert_eq!(
+            old_path(Path::new("a/perf.data")),
+            Path::new("a/perf.data.old")
+        );
+    }
 }

@@ -85,6 +85,19 @@ impl Synth {
         self.finish(out, PERF_RECORD_MMAP, MISC_KERNEL, b);
     }
 
+    /// MMAP for a loaded kernel module (pid −1, misc KERNEL, pgoff 0,
+    /// file name `[name]` as perf uses when it has no module path).
+    pub fn module_mmap(&self, out: &mut Vec<u8>, name: &str, addr: u64, len: u64) {
+        let mut b = Vec::with_capacity(64);
+        b.extend_from_slice(&(-1i32).to_ne_bytes());
+        b.extend_from_slice(&0i32.to_ne_bytes());
+        b.extend_from_slice(&addr.to_ne_bytes());
+        b.extend_from_slice(&len.to_ne_bytes());
+        b.extend_from_slice(&0u64.to_ne_bytes());
+        put_str_padded(&mut b, &format!("[{name}]"));
+        self.finish(out, PERF_RECORD_MMAP, MISC_KERNEL, b);
+    }
+
     /// MMAP2 for one mapping of `pid` (as perf's
     /// `perf_event__synthesize_mmap_events`).
     pub fn mmap2(&self, out: &mut Vec<u8>, pid: i32, tid: i32, m: &MapEntry) {
