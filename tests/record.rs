@@ -295,19 +295,19 @@ fn pipe_mode_is_read_by_perf_report() {
         return;
     }
     let hot3 = fixture_bin("hot3");
-    let rec = Command::new(prec_bin())
-        .args(["record", "-o", "-", "--"])
+    let mut rec = Command::new(prec_bin())
+        .args(["record", "-q", "-o", "-", "--"])
         .arg(&hot3)
         .arg("0.5")
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let rep = perf()
         .args(["report", "--stdio", "--sort", "comm,dso,sym", "-i", "-"])
-        .stdin(rec.stdout.unwrap())
+        .stdin(rec.stdout.take().unwrap())
         .output()
         .unwrap();
+    assert!(rec.wait().unwrap().success());
     assert!(rep.status.success(), "{}", stderr(&rep));
     let e = significant_stderr(&stderr(&rep));
     assert!(e.is_empty(), "{e:#?}");

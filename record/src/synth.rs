@@ -35,7 +35,7 @@ fn put_str_padded(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(s.as_bytes());
     // At least one NUL, then up to the next multiple of 8.
     out.push(0);
-    while out.len() % 8 != 0 {
+    while !out.len().is_multiple_of(8) {
         out.push(0);
     }
 }
@@ -43,7 +43,7 @@ fn put_str_padded(out: &mut Vec<u8>, s: &str) {
 impl Synth {
     fn finish(&self, out: &mut Vec<u8>, type_: u32, misc: u16, body: Vec<u8>) {
         let size = 8 + body.len() + self.trailer;
-        debug_assert!(size % 8 == 0);
+        debug_assert!(size.is_multiple_of(8));
         let size = u16::try_from(size).unwrap_or(u16::MAX);
         out.extend_from_slice(&type_.to_ne_bytes());
         out.extend_from_slice(&misc.to_ne_bytes());
