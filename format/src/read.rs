@@ -452,6 +452,7 @@ impl<'a> PerfFile<'a> {
             ready: VecDeque::new(),
             next_flush: 0,
             max_time: 0,
+            queue_max_time: 0,
             last_flushed: 0,
             seq: 0,
             out_of_order: 0,
@@ -816,6 +817,8 @@ pub struct OrderedRecords<'f> {
     ready: VecDeque<RawRecord<'f>>,
     next_flush: u64,
     max_time: u64,
+    /// Newest time among queued records (0 when the queue is empty).
+    queue_max_time: u64,
     last_flushed: u64,
     seq: u64,
     out_of_order: u64,
@@ -838,6 +841,9 @@ impl OrderedRecords<'_> {
         }
         for (_, _, r) in self.queue.drain(..n) {
             self.ready.push_back(r);
+        }
+        if self.queue.is_empty() {
+            self.queue_max_time = 0;
         }
     }
 }
@@ -872,22 +878,32 @@ impl<'f> Iterator for OrderedRecords<'f> {
                 Some(Ok(r)) => r,
             };
             if r.header.kind == RecordType::FINISHED_ROUND {
-                let limit = self.next_flush;
-                self.flush(limit);
-                self.next_flush = self.max_time;
+                // perf handles the round marker first, then flushes; an
+                // empty queue leaves the flush limit where it was.
                 self.ready.push_back(r);
+                if !self.queue.is_empty() {
+                    let limit = self.next_flush;
+                    self.flush(limit);
+                    self.next_flush = self.max_time;
+                }
                 continue;
             }
             match self.file.record_time(&r) {
-                Some(t) => {
+                // perf delivers records stamped 0 or ~0 (synthesized) at once.
+                Some(t) if t != 0 && t != u64::MAX => {
                     if t < self.last_flushed {
                         self.out_of_order += 1;
                     }
-                    self.max_time = self.max_time.max(t);
+                    // perf's max_timestamp follows the queue's tail: set when
+                    // the record goes last (always so into an empty queue).
+                    if self.queue.is_empty() || t >= self.queue_max_time {
+                        self.max_time = t;
+                    }
+                    self.queue_max_time = self.queue_max_time.max(t);
                     self.queue.push((t, self.seq, r));
                     self.seq += 1;
                 }
-                None => self.ready.push_back(r),
+                _ => self.ready.push_back(r),
             }
         }
     }
