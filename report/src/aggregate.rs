@@ -206,6 +206,9 @@ pub struct Sym {
     /// Start and end in perf's DSO-relative address space (`al->addr`).
     pub start: u64,
     pub end: u64,
+    /// An inline frame's function (perf's fake `sym->inlined` symbol: the
+    /// range of the real function it was inlined into, its own name).
+    pub inlined: bool,
 }
 
 /// Symbol identity within a report.
@@ -412,19 +415,58 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-/// Symbol resolution with per-DSO and per-address caches.
-struct Resolver {
-    symbolizer: Symbolizer,
+/// Symbol resolution with per-DSO and per-address caches: each distinct
+/// (DSO, address) is symbolized once. Shared by the report, callchains
+/// ([`crate::callchain`]) and `prec script`.
+pub struct Resolver {
+    pub symbolizer: Symbolizer,
     binaries: HashMap<DsoId, Option<BinaryId>>,
     /// (dso, al->addr) → symbol.
     cache: HashMap<(DsoId, u64), Option<SymId>>,
     by_start: HashMap<(DsoId, u64, u64), SymId>,
-    syms: Vec<Sym>,
+    /// All symbols handed out; index with [`SymId`].
+    pub syms: Vec<Sym>,
     kernel_ok: Option<bool>,
     srclines: HashMap<(DsoId, u64), (Option<StrId>, Option<StrId>)>,
 }
 
 impl Resolver {
+    /// A resolver over `symbolizer`, with empty caches.
+    pub fn new(symbolizer: Symbolizer) -> Resolver {
+        Resolver {
+            symbolizer,
+            binaries: HashMap::new(),
+            cache: HashMap::new(),
+            by_start: HashMap::new(),
+            syms: Vec::new(),
+            kernel_ok: None,
+            srclines: HashMap::new(),
+        }
+    }
+
+    /// The opened binary of a user-space DSO (opened on first use).
+    pub fn binary(&mut self, machine: &Machine, dso: DsoId) -> Option<BinaryId> {
+        if let Some(b) = self.binaries.get(&dso) {
+            return *b;
+        }
+        let d = machine.dsos.get(dso);
+        let b = match d.kind {
+            DsoKind::User | DsoKind::Vdso => {
+                self.symbolizer.binary(&d.long_name, d.build_id.as_deref())
+            }
+            _ => None,
+        };
+        self.binaries.insert(dso, b);
+        b
+    }
+
+    /// Adds a symbol that is not a table symbol (an inline frame's
+    /// function), returning its id.
+    pub fn add_sym(&mut self, sym: Sym) -> SymId {
+        self.syms.push(sym);
+        SymId(self.syms.len() as u32 - 1)
+    }
+
     fn kernel_allowed(&mut self, machine: &Machine, dso: DsoId) -> bool {
         if let Some(ok) = self.kernel_ok {
             return ok;
@@ -442,7 +484,9 @@ impl Resolver {
         ok
     }
 
-    fn symbol(
+    /// perf's `thread__find_symbol` after the map lookup: the symbol at
+    /// `addr` (= `map.map_ip(ip)`) of `map`, cached per (DSO, addr).
+    pub fn symbol(
         &mut self,
         machine: &Machine,
         strings: &mut Strings,
@@ -503,7 +547,12 @@ impl Resolver {
             }
             let id = SymId(self.syms.len() as u32);
             let name = strings.intern(&name);
-            self.syms.push(Sym { name, start, end });
+            self.syms.push(Sym {
+                name,
+                start,
+                end,
+                inlined: false,
+            });
             self.by_start.insert(k, id);
             id
         });
@@ -512,7 +561,7 @@ impl Resolver {
     }
 
     /// perf's `get_srcline(dso, addr, sym, true, true)` and srcfile.
-    fn srcline(
+    pub fn srcline(
         &mut self,
         machine: &Machine,
         strings: &mut Strings,

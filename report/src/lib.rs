@@ -1,6 +1,7 @@
 //! Thread and map timeline, symbolization, aggregation and perf-report-style output.
 
 pub mod aggregate;
+pub mod callchain;
 pub mod dump;
 pub mod header;
 pub mod maps;

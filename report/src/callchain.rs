@@ -1,0 +1,502 @@
+//! Sample callchains resolved to frames, like perf 6.1's
+//! `thread__resolve_callchain` (`util/machine.c`).
+//!
+//! [`Callchains::resolve`] turns one sample into perf's *callchain cursor*:
+//! the list of frames perf report builds its call graphs from and perf script
+//! prints. The rules are perf's:
+//!
+//! * The kernel's `PERF_SAMPLE_CALLCHAIN` already starts with the sample ip
+//!   (after a `PERF_CONTEXT_*` marker); nothing is added for it. A sample
+//!   without callchain (and without DWARF unwinding) gives no frames: use
+//!   [`Callchains::frame`] for the sample ip alone.
+//! * `PERF_CONTEXT_KERNEL/USER/HV` markers set the cpumode of the entries
+//!   after them (entries before any marker are user); markers are not frames.
+//!   Any other marker (guest contexts, garbage) discards the whole chain, as
+//!   perf does ("invalid callchain context").
+//! * [`Order::Caller`] walks the chain from its end (outermost caller
+//!   first), [`Order::Callee`] from the sample ip. `max_stack` counts real
+//!   entries in walking order, so with caller order it keeps the outermost
+//!   frames (perf's behavior).
+//! * DWARF (`--call-graph dwarf`): when the attr has `PERF_SAMPLE_REGS_USER`
+//!   and `PERF_SAMPLE_STACK_USER`, the sample carries registers and a
+//!   non-empty stack copy, and an [`Unwinder`] is given, user frames come
+//!   from it (user cpumode; the unwinder returns the sample's user ip first,
+//!   callers as return address − 1, callee first). perf puts them *before*
+//!   the sample's chain in caller order and *after* it in callee order; each
+//!   part gets its own `max_stack`.
+//! * Inline frames (perf's `append_inlines`, on by default): a frame whose
+//!   address is in a user DSO with DWARF and has a symbol is replaced by the
+//!   DWARF inline chain at that address (innermost first in callee order,
+//!   outermost first in caller order). A chain entry whose function name
+//!   equals the symbol's name *is* the symbol; any other name becomes a
+//!   fake symbol with the function's range and [`ChainFrame::inlined`] set
+//!   (shown as `name (inlined)`). Each such frame carries its DWARF
+//!   `file:line` in [`ChainFrame::srcline`].
+//!
+//! Maps are looked up with [`Machine::resolve`] at the state of the sample,
+//! symbols through the shared [`Resolver`] (each (DSO, address) symbolized
+//! once) and inline chains are cached per (DSO, address), so resolving a
+//! sample allocates nothing once its addresses have been seen, apart from
+//! what the unwinder returns.
+//!
+//! ```no_run
+//! # use prec_report::callchain::{Callchains, ChainParams, ChainFrame};
+//! # fn f(file: &prec_format::PerfFile<'_>, sample: &prec_format::Sample<'_>, attr: &prec_format::Attr,
+//! #      machine: &mut prec_report::tasks::Machine, resolver: &mut prec_report::aggregate::Resolver,
+//! #      strings: &mut prec_report::aggregate::Strings) {
+//! let mut cc = Callchains::new();
+//! let params = ChainParams::default(); // callee order, 127 frames, inlines on
+//! let mut frames: Vec<ChainFrame> = Vec::new();
+//! cc.resolve(machine, resolver, strings, attr, sample, &params, None, &mut frames);
+//! for f in &frames {
+//!     let name = f.sym.map(|s| strings.get(resolver.syms[s.0 as usize].name).to_string());
+//!     let dso = f.map.map(|m| machine.dsos.get(m.dso).short_name.clone());
+//!     println!("{:16x} {}+{:#x} ({})", f.ip, name.as_deref().unwrap_or("[unknown]"),
+//!              f.sym_offset(resolver), dso.as_deref().unwrap_or("[unknown]"));
+//! }
+//! # }
+//! ```
+
+use std::collections::HashMap;
+
+use prec_format::attr::Attr;
+use prec_format::constants::{callchain_context as ctx, misc, sample_type as st};
+use prec_format::Sample;
+
+use crate::aggregate::{Resolver, StrId, Strings, Sym, SymId};
+use crate::maps::{DsoId, DsoKind, Map};
+use crate::symbolize::Symbolizer;
+use crate::tasks::{Machine, ThreadId};
+
+/// perf's `PERF_MAX_STACK_DEPTH` (`--max-stack` default).
+pub const DEFAULT_MAX_STACK: usize = 127;
+
+/// Callchain order (`-g caller` / `-g callee`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Order {
+    /// From the sample ip outwards (perf's `ORDER_CALLEE`).
+    #[default]
+    Callee,
+    /// From the outermost caller inwards (perf's `ORDER_CALLER`).
+    Caller,
+}
+
+/// How to walk callchains.
+#[derive(Clone, Copy, Debug)]
+pub struct ChainParams {
+    pub order: Order,
+    /// `--max-stack`.
+    pub max_stack: usize,
+    /// Expand inline frames (perf's `symbol_conf.inline_name`, `--no-inline`).
+    pub inline: bool,
+}
+
+impl Default for ChainParams {
+    fn default() -> Self {
+        ChainParams {
+            order: Order::Callee,
+            max_stack: DEFAULT_MAX_STACK,
+            inline: true,
+        }
+    }
+}
+
+/// One frame of a resolved callchain (perf's `callchain_cursor_node`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChainFrame {
+    /// The address as recorded (runtime address).
+    pub ip: u64,
+    /// `PERF_RECORD_MISC_KERNEL/USER/HYPERVISOR` in effect for the entry.
+    pub cpumode: u16,
+    /// perf's level of the map lookup: `k` kernel maps, `.` user maps,
+    /// `H` no lookup (hypervisor).
+    pub level: u8,
+    /// The map hit (its DSO is `map.dso`).
+    pub map: Option<Map>,
+    /// perf's `al->addr`: `map.map_ip(ip)`, or `ip` without a map.
+    pub addr: u64,
+    /// The symbol (for inline frames, the inlined function's fake symbol).
+    pub sym: Option<SymId>,
+    /// An inline frame whose function is not the symbol's (`(inlined)`).
+    pub inlined: bool,
+    /// `file:line` of an inline-expanded frame (DWARF); for other frames
+    /// use [`Callchains::srcline`].
+    pub srcline: Option<StrId>,
+}
+
+impl ChainFrame {
+    /// Offset of `addr` in its symbol (0 without symbol).
+    pub fn sym_offset(&self, resolver: &Resolver) -> u64 {
+        self.sym.map_or(0, |s| {
+            self.addr.wrapping_sub(resolver.syms[s.0 as usize].start)
+        })
+    }
+}
+
+/// Source of user frames for samples with `REGS_USER` + `STACK_USER`
+/// (`--call-graph dwarf`). Returns the user addresses callee first (the
+/// sample's user ip, then each caller's return address − 1), or `None` when
+/// the sample cannot be unwound (then only the sample's own chain is used).
+pub trait Unwinder {
+    fn unwind_user(
+        &mut self,
+        sample: &Sample<'_>,
+        pid: i32,
+        tid: i32,
+        machine: &mut Machine,
+        symbolizer: &mut Symbolizer,
+    ) -> Option<Vec<u64>>;
+}
+
+/// Adapts a plain `Fn(&Sample, pid) -> Option<Vec<u64>>` to [`Unwinder`].
+pub struct FnUnwinder<F>(pub F);
+
+impl<F: FnMut(&Sample<'_>, i32) -> Option<Vec<u64>>> Unwinder for FnUnwinder<F> {
+    fn unwind_user(
+        &mut self,
+        sample: &Sample<'_>,
+        pid: i32,
+        _tid: i32,
+        _machine: &mut Machine,
+        _symbolizer: &mut Symbolizer,
+    ) -> Option<Vec<u64>> {
+        (self.0)(sample, pid)
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct InlineEntry {
+    sym: SymId,
+    inlined: bool,
+    srcline: Option<StrId>,
+}
+
+/// Caches for resolving callchains (inline chains per (DSO, address)).
+#[derive(Default)]
+pub struct Callchains {
+    /// (dso, addr) → inline chain, innermost first; empty = no expansion.
+    inlines: HashMap<(DsoId, u64), Box<[InlineEntry]>>,
+    /// Fake inline symbols by (base symbol, name).
+    inline_syms: HashMap<(SymId, StrId), SymId>,
+}
+
+/// Whether the attr and sample allow DWARF unwinding
+/// (perf's `thread__resolve_callchain_unwind` precondition).
+pub fn can_unwind(attr: &Attr, sample: &Sample<'_>) -> bool {
+    attr.sample_type & st::REGS_USER != 0
+        && attr.sample_type & st::STACK_USER != 0
+        && sample
+            .regs_user
+            .is_some_and(|r| r.abi != 0 && !r.values.is_empty())
+        && sample.stack_user.is_some_and(|s| s.dyn_size != 0)
+}
+
+impl Callchains {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Resolves one address of thread `pid`/`tid` in `cpumode` to a frame,
+    /// without inline expansion (e.g. the sample ip of a sample without
+    /// callchain).
+    #[allow(clippy::too_many_arguments)]
+    pub fn frame(
+        &mut self,
+        machine: &mut Machine,
+        resolver: &mut Resolver,
+        strings: &mut Strings,
+        pid: i32,
+        tid: i32,
+        cpumode: u16,
+        ip: u64,
+    ) -> ChainFrame {
+        let loc = machine.resolve(pid, tid, cpumode, ip);
+        let sym = loc
+            .map
+            .as_ref()
+            .and_then(|m| resolver.symbol(machine, strings, m, pid, ip, loc.addr));
+        ChainFrame {
+            ip,
+            cpumode,
+            level: loc.level,
+            map: loc.map,
+            addr: loc.addr,
+            sym,
+            inlined: false,
+            srcline: None,
+        }
+    }
+
+    /// Resolves `sample`'s callchain into `out` (cleared first), in
+    /// `params.order`. See the module docs for the rules.
+    #[allow(clippy::too_many_arguments)]
+    pub fn resolve(
+        &mut self,
+        machine: &mut Machine,
+        resolver: &mut Resolver,
+        strings: &mut Strings,
+        attr: &Attr,
+        sample: &Sample<'_>,
+        params: &ChainParams,
+        unwinder: Option<&mut dyn Unwinder>,
+        out: &mut Vec<ChainFrame>,
+    ) {
+        out.clear();
+        let pid = sample.pid.map_or(-1, |p| p as i32);
+        let tid = sample.tid.map_or(-1, |t| t as i32);
+        let mut user: Option<Vec<u64>> = None;
+        if let Some(u) = unwinder {
+            if can_unwind(attr, sample) {
+                user = u.unwind_user(sample, pid, tid, machine, &mut resolver.symbolizer);
+            }
+        }
+        let mut c = Ctx {
+            cc: self,
+            machine,
+            resolver,
+            strings,
+            pid,
+            tid,
+            params,
+            out,
+        };
+        match params.order {
+            Order::Callee => {
+                if !c.sample_chain(sample) {
+                    return;
+                }
+                if let Some(u) = &user {
+                    for &ip in u.iter().take(params.max_stack) {
+                        c.add(misc::USER, ip);
+                    }
+                }
+            }
+            Order::Caller => {
+                if let Some(u) = &user {
+                    let n = u.len().min(params.max_stack);
+                    for &ip in u[..n].iter().rev() {
+                        c.add(misc::USER, ip);
+                    }
+                }
+                c.sample_chain(sample);
+            }
+        }
+    }
+
+    /// perf's srcline of a frame: the inline chain's `file:line` when the
+    /// frame came from one, else the DWARF line of its address (`??:0` or
+    /// `sym+off` fallbacks, like the `srcline` sort key).
+    pub fn srcline(
+        &mut self,
+        machine: &Machine,
+        resolver: &mut Resolver,
+        strings: &mut Strings,
+        frame: &ChainFrame,
+    ) -> StrId {
+        if let Some(s) = frame.srcline {
+            return s;
+        }
+        match &frame.map {
+            Some(m) => resolver
+                .srcline(machine, strings, m, frame.ip, frame.addr, frame.sym)
+                .0
+                .unwrap_or_else(|| strings.intern("??:0")),
+            None => strings.intern("??:0"),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn inline_chain(
+        &mut self,
+        machine: &Machine,
+        resolver: &mut Resolver,
+        strings: &mut Strings,
+        map: &Map,
+        ip: u64,
+        addr: u64,
+        base: SymId,
+    ) -> &[InlineEntry] {
+        let key = (map.dso, addr);
+        if !self.inlines.contains_key(&key) {
+            let mut v = Vec::new();
+            if machine.dsos.get(map.dso).kind == DsoKind::User {
+                if let Some(bin) = resolver.binary(machine, map.dso) {
+                    let elf = resolver
+                        .symbolizer
+                        .to_elf_address(bin, map.start, map.pgoff, ip);
+                    let frames = resolver.symbolizer.inline_frames(bin, elf);
+                    let b = resolver.syms[base.0 as usize].clone();
+                    let base_name = strings.get(b.name).to_string();
+                    for f in frames {
+                        let name = f.function.as_deref().unwrap_or("??");
+                        let srcline = f.location.as_ref().map(|l| strings.intern(&l.srcline()));
+                        let (sym, inlined) = if name == base_name {
+                            (base, false)
+                        } else {
+                            let n = strings.intern(name);
+                            let id = *self.inline_syms.entry((base, n)).or_insert_with(|| {
+                                resolver.add_sym(Sym {
+                                    name: n,
+                                    start: b.start,
+                                    end: b.end,
+                                    inlined: true,
+                                })
+                            });
+                            (id, true)
+                        };
+                        v.push(InlineEntry {
+                            sym,
+                            inlined,
+                            srcline,
+                        });
+                    }
+                }
+            }
+            self.inlines.insert(key, v.into_boxed_slice());
+        }
+        &self.inlines[&key]
+    }
+}
+
+struct Ctx<'a> {
+    cc: &'a mut Callchains,
+    machine: &'a mut Machine,
+    resolver: &'a mut Resolver,
+    strings: &'a mut Strings,
+    pid: i32,
+    tid: i32,
+    params: &'a ChainParams,
+    out: &'a mut Vec<ChainFrame>,
+}
+
+/// The cpumode a marker sets, `None` for an invalid one.
+fn marker_mode(ip: u64) -> Option<u16> {
+    match ip {
+        ctx::HV => Some(misc::HYPERVISOR),
+        ctx::KERNEL => Some(misc::KERNEL),
+        ctx::USER => Some(misc::USER),
+        _ => None,
+    }
+}
+
+impl Ctx<'_> {
+    /// perf's `add_callchain_ip` for a real address.
+    fn add(&mut self, cpumode: u16, ip: u64) {
+        let f = self.cc.frame(
+            self.machine,
+            self.resolver,
+            self.strings,
+            self.pid,
+            self.tid,
+            cpumode,
+            ip,
+        );
+        if self.params.inline {
+            if let (Some(map), Some(sym)) = (f.map, f.sym) {
+                let chain = self.cc.inline_chain(
+                    self.machine,
+                    self.resolver,
+                    self.strings,
+                    &map,
+                    ip,
+                    f.addr,
+                    sym,
+                );
+                if !chain.is_empty() {
+                    let mut push = |e: &InlineEntry| {
+                        self.out.push(ChainFrame {
+                            sym: Some(e.sym),
+                            inlined: e.inlined,
+                            srcline: e.srcline,
+                            ..f
+                        })
+                    };
+                    match self.params.order {
+                        Order::Callee => chain.iter().for_each(&mut push),
+                        Order::Caller => chain.iter().rev().for_each(&mut push),
+                    }
+                    return;
+                }
+            }
+        }
+        self.out.push(f);
+    }
+
+    /// perf's `thread__resolve_callchain_sample` (no LBR). Returns false
+    /// when an invalid marker discarded the chain.
+    fn sample_chain(&mut self, sample: &Sample<'_>) -> bool {
+        let Some(chain) = sample.callchain else {
+            return true;
+        };
+        let nr = chain.len();
+        let get = |i: usize| chain.get(i).unwrap_or(0);
+        let mut cpumode = misc::USER;
+        // find_prev_cpumode: the nearest marker before index `ent`.
+        let prev_mode = |ent: usize, cpumode: &mut u16| -> bool {
+            for k in (0..ent).rev() {
+                let ip = get(k);
+                if ip >= ctx::MAX {
+                    match marker_mode(ip) {
+                        Some(m) => *cpumode = m,
+                        None => return false,
+                    }
+                    break;
+                }
+            }
+            true
+        };
+        let caller = self.params.order == Order::Caller;
+        if caller && !prev_mode(nr, &mut cpumode) {
+            self.out.clear();
+            return false;
+        }
+        let mut n = 0;
+        let mut i = 0;
+        while i < nr && n < self.params.max_stack {
+            let j = if caller { nr - i - 1 } else { i };
+            i += 1;
+            let ip = get(j);
+            if ip >= ctx::MAX {
+                let ok = if caller {
+                    prev_mode(j, &mut cpumode)
+                } else {
+                    match marker_mode(ip) {
+                        Some(m) => {
+                            cpumode = m;
+                            true
+                        }
+                        None => false,
+                    }
+                };
+                if !ok {
+                    self.out.clear();
+                    return false;
+                }
+                continue;
+            }
+            n += 1;
+            self.add(cpumode, ip);
+        }
+        true
+    }
+}
+
+/// The thread a sample belongs to (perf's `machine__findnew_thread`).
+pub fn sample_thread(machine: &mut Machine, sample: &Sample<'_>) -> ThreadId {
+    machine.findnew(
+        sample.pid.map_or(-1, |p| p as i32),
+        sample.tid.map_or(-1, |t| t as i32),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markers() {
+        assert_eq!(marker_mode(ctx::KERNEL), Some(misc::KERNEL));
+        assert_eq!(marker_mode(ctx::USER), Some(misc::USER));
+        assert_eq!(marker_mode(ctx::GUEST), None);
+    }
+}
