@@ -704,16 +704,30 @@ fn infer_topology_cpus(rest: Cursor<'_>) -> usize {
     let mut n = 1;
     while n * 12 + 4 <= r {
         let mut c = rest.clone();
-        if c.skip(n * 8, "").is_ok() {
-            if let Ok(dies) = strings(&mut c, "") {
-                if !dies.is_empty() && c.remaining() == n * 4 {
-                    return n;
-                }
-            }
+        if c.skip(n * 8, "").is_ok() && strings_leave(c, n * 4) {
+            return n;
         }
         n += 1;
     }
     r / 8
+}
+
+/// Whether `c` holds a non-empty string list (as [`strings`] reads) followed
+/// by exactly `tail` bytes. Allocates nothing and stops once fewer than
+/// `tail` bytes are left: [`infer_topology_cpus`] calls it for every
+/// candidate count, and allocating there made big sections quadratic.
+fn strings_leave(mut c: Cursor<'_>, tail: usize) -> bool {
+    let Ok(nr) = c.u32("") else { return false };
+    if nr == 0 {
+        return false;
+    }
+    for _ in 0..nr {
+        let Ok(len) = c.u32("") else { return false };
+        if c.skip(len as usize, "").is_err() || c.remaining() < tail {
+            return false;
+        }
+    }
+    c.remaining() == tail
 }
 
 // ---------------------------------------------------------------- encoding

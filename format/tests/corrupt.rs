@@ -132,3 +132,23 @@ fn corrupted_fixtures_do_not_panic() {
         start.elapsed().as_secs_f64()
     );
 }
+
+/// Fuzz finding: a CPU_TOPOLOGY section without a known CPU count makes the
+/// decoder try every count; each try allocated a vector sized by the bytes
+/// left, so a large section took tens of seconds (under ASan).
+#[test]
+fn big_cpu_topology_decodes_quickly() {
+    use prec_format::{Endian, FeatureId};
+    let mut b = Vec::new();
+    for _ in 0..2 {
+        // core and thread sibling lists: one 4-byte string each
+        b.extend_from_slice(&1u32.to_le_bytes());
+        b.extend_from_slice(&4u32.to_le_bytes());
+        b.extend_from_slice(b"0-1\0");
+    }
+    b.resize(b.len() + 900_000, 0xff);
+    let start = std::time::Instant::now();
+    let _ = features::decode(FeatureId::CPU_TOPOLOGY, &b, 0, Endian::Little);
+    let secs = start.elapsed().as_secs_f64();
+    assert!(secs < 2.0, "CPU_TOPOLOGY decode took {secs:.1} s");
+}
