@@ -21,6 +21,106 @@ pub enum Command {
     Report(ReportArgs),
     /// Read a perf.data and write it again (file or pipe mode, either byte order).
     Inject(InjectArgs),
+    /// Read perf.data and display every sample (perf script's text).
+    Script(ScriptArgs),
+    /// Read perf.data and write an SVG flame graph.
+    Flamegraph(FlamegraphArgs),
+}
+
+/// `prec script` arguments (perf script's names).
+#[derive(Args, Debug)]
+pub struct ScriptArgs {
+    /// Input file name ("-" reads pipe mode from stdin).
+    #[arg(short = 'i', long = "input", default_value = "perf.data")]
+    pub input: PathBuf,
+    /// Fields: comm,tid,pid,time,cpu,event,ip,sym,symoff,dso,srcline,period,addr
+    /// (optionally `type:` first, or +field/-field to change the defaults).
+    #[arg(short = 'F', long = "fields")]
+    pub fields: Option<String>,
+    /// Show the perf.data header first.
+    #[arg(long = "header")]
+    pub header: bool,
+    /// Show COMM, FORK and EXIT events.
+    #[arg(long = "show-task-events")]
+    pub show_task_events: bool,
+    /// Show MMAP and MMAP2 events.
+    #[arg(long = "show-mmap-events")]
+    pub show_mmap_events: bool,
+    /// Don't show call chains.
+    #[arg(short = 'G', long = "hide-call-graph")]
+    pub hide_call_graph: bool,
+    /// Show at most this many call chain entries.
+    #[arg(long = "max-stack")]
+    pub max_stack: Option<usize>,
+    /// Timestamps with nanoseconds.
+    #[arg(long = "ns")]
+    pub ns: bool,
+    /// Only samples of these commands.
+    #[arg(long = "comms")]
+    pub comms: Option<String>,
+    /// Only samples of these process ids.
+    #[arg(long = "pids")]
+    pub pids: Option<String>,
+    /// Only samples of these thread ids.
+    #[arg(long = "tids")]
+    pub tids: Option<String>,
+    /// Only samples on these CPUs.
+    #[arg(short = 'C', long = "cpu")]
+    pub cpu: Option<String>,
+    /// Time window: START,STOP in seconds.
+    #[arg(long = "time")]
+    pub time: Option<String>,
+    /// Print folded stacks (`comm;outer;...;leaf count`) instead, like
+    /// inferno-collapse-perf / stackcollapse-perf.pl on perf script's output.
+    #[arg(long = "folded")]
+    pub folded: bool,
+    /// Look for binaries relative to this directory.
+    #[arg(long = "symfs")]
+    pub symfs: Option<PathBuf>,
+    /// Kernel symbols file (instead of /proc/kallsyms).
+    #[arg(long = "kallsyms")]
+    pub kallsyms: Option<PathBuf>,
+    /// Do not demangle symbol names.
+    #[arg(long = "no-demangle")]
+    pub no_demangle: bool,
+    /// Don't show warnings.
+    #[arg(short = 'q', long = "quiet")]
+    pub quiet: bool,
+    /// Don't complain about files owned by other users (accepted for perf compatibility).
+    #[arg(short = 'f', long = "force")]
+    pub force: bool,
+}
+
+/// `prec flamegraph` arguments.
+#[derive(Args, Debug)]
+pub struct FlamegraphArgs {
+    /// Input perf.data ("-" reads pipe mode from stdin).
+    #[arg(short = 'i', long = "input", default_value = "perf.data")]
+    pub input: PathBuf,
+    /// Output SVG file ("-" for stdout).
+    #[arg(short = 'o', long = "output", default_value = "flamegraph.svg")]
+    pub output: String,
+    /// Read folded stacks (`a;b;c count` lines) from this file instead of a perf.data.
+    #[arg(long = "folded")]
+    pub folded: Option<PathBuf>,
+    /// Title of the graph.
+    #[arg(long = "title", default_value = "Flame Graph")]
+    pub title: String,
+    /// Width of the image in pixels.
+    #[arg(long = "width", default_value_t = 1200)]
+    pub width: u32,
+    /// Don't show call chains beyond this depth.
+    #[arg(long = "max-stack")]
+    pub max_stack: Option<usize>,
+    /// Look for binaries relative to this directory.
+    #[arg(long = "symfs")]
+    pub symfs: Option<PathBuf>,
+    /// Kernel symbols file (instead of /proc/kallsyms).
+    #[arg(long = "kallsyms")]
+    pub kallsyms: Option<PathBuf>,
+    /// Don't show warnings.
+    #[arg(short = 'q', long = "quiet")]
+    pub quiet: bool,
 }
 
 /// `prec inject` arguments.

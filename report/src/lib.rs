@@ -3,9 +3,12 @@
 pub mod aggregate;
 pub mod callchain;
 pub mod dump;
+pub mod flamegraph;
+pub mod folded;
 pub mod header;
 pub mod maps;
 pub mod output;
+pub mod script;
 pub mod stats;
 pub mod symbolize;
 pub mod tasks;

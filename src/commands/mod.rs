@@ -1,9 +1,11 @@
 //! One module per subcommand: each turns its arguments into a library
 //! configuration and runs it.
 
+mod flamegraph;
 mod inject;
 mod record;
 mod report;
+mod script;
 
 use std::process::ExitCode;
 
@@ -17,5 +19,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Record(args) => record::run(args),
         Command::Report(args) => report::run(args),
         Command::Inject(args) => inject::run(args),
+        Command::Script(args) => script::run(args),
+        Command::Flamegraph(args) => flamegraph::run(args),
     }
 }

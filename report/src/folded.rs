@@ -1,0 +1,107 @@
+//! Folded stacks (`comm;outer;...;leaf count`), exactly as
+//! `inferno-collapse-perf` (and FlameGraph's `stackcollapse-perf.pl`)
+//! produce them from `perf script` output with their default options:
+//!
+//! * only samples of the first event seen are counted (perf script's event
+//!   name, e.g. `cpu-clock:ppp`);
+//! * the first part is the comm, spaces replaced by `_`;
+//! * frames are the call chain outermost first, each the symbol without its
+//!   `+0x…` offset, "tidied" (`;` → `:`, an argument list `(…)` cut unless it
+//!   belongs to `(anonymous namespace)` or a Go-style `.(`), `[dso-basename]`
+//!   for an unresolved symbol in a known DSO and `[unknown]` otherwise;
+//! * every sample counts 1; lines are sorted.
+//!
+//! Samples printed without a call chain form no stack (the collapsers only
+//! read stacks from the lines under an event line) and are not counted.
+
+use std::collections::BTreeMap;
+
+use prec_format::PerfFile;
+
+use crate::script::{Frame, ResolvedSample, ScriptOptions, Session};
+
+/// inferno's `tidy_generic`.
+fn tidy_generic(func: &str) -> String {
+    let mut func = func.replace(';', ":");
+    if let Some(p) = func.find('(') {
+        let anon = func[p..].starts_with("(anonymous namespace)");
+        let go = p > 0 && func.as_bytes()[p - 1] == b'.';
+        if !anon && !go {
+            func.truncate(p);
+        }
+    }
+    func
+}
+
+/// The folded name of one frame, or `None` when the collapsers skip it.
+pub fn frame_name(sym: Option<&str>, dso: Option<&str>) -> Option<String> {
+    let raw = sym.unwrap_or("[unknown]");
+    if raw.starts_with('(') {
+        return None;
+    }
+    if raw == "[unknown]" {
+        let module = dso.unwrap_or("[unknown]");
+        if module == "[unknown]" {
+            return Some("[unknown]".into());
+        }
+        let base = &module[module.rfind('/').map_or(0, |i| i + 1)..];
+        return Some(format!("[{}]", tidy_generic(base)));
+    }
+    Some(tidy_generic(raw))
+}
+
+fn frame_of(f: &Frame) -> Option<String> {
+    frame_name(f.sym.as_ref().map(|s| &*s.0), f.dso.as_deref())
+}
+
+/// The folded stack line (without the count) of one sample, `None` when
+/// the sample has no call chain.
+pub fn stack_of(rs: &ResolvedSample<'_>) -> Option<String> {
+    let chain = rs.chain.as_ref()?;
+    let mut s = rs.comm.replace(' ', "_");
+    for f in chain.iter().rev() {
+        if let Some(name) = frame_of(f) {
+            s.push(';');
+            s.push_str(&name);
+        }
+    }
+    Some(s)
+}
+
+/// Folded stacks of `file` with their counts, sorted, and the warnings.
+#[allow(clippy::type_complexity)]
+pub fn folded(
+    file: &PerfFile<'_>,
+    opts: ScriptOptions,
+) -> Result<(Vec<(String, u64)>, Vec<String>), Box<dyn std::error::Error>> {
+    let mut session = Session::new(file, opts)?;
+    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+    let mut filter: Option<String> = None;
+    session.walk(
+        |rs, _| {
+            let Some(stack) = stack_of(rs) else {
+                return Ok(());
+            };
+            match &filter {
+                None => filter = Some(rs.event.to_string()),
+                Some(f) if f != rs.event => return Ok(()),
+                _ => {}
+            }
+            *counts.entry(stack).or_insert(0) += 1;
+            Ok(())
+        },
+        |_| Ok(()),
+    )?;
+    Ok((counts.into_iter().collect(), session.warnings))
+}
+
+/// Parses folded lines (`stack count`), skipping malformed ones.
+pub fn parse_folded(text: &str) -> Vec<(String, u64)> {
+    text.lines()
+        .filter_map(|l| {
+            let l = l.trim_end();
+            let (stack, n) = l.rsplit_once(' ')?;
+            Some((stack.to_string(), n.parse().ok()?))
+        })
+        .collect()
+}

@@ -1,0 +1,160 @@
+//! `prec script`.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+
+use prec_report::script::{self, ScriptOptions};
+
+use crate::cli::ScriptArgs;
+use crate::input::Input;
+
+fn list<T: std::str::FromStr>(s: &str, what: &str) -> Result<Vec<T>> {
+    s.split(',')
+        .map(str::trim)
+        .filter(|x| !x.is_empty())
+        .map(|x| {
+            x.parse::<T>()
+                .map_err(|_| anyhow::anyhow!("bad {what} `{x}'"))
+        })
+        .collect()
+}
+
+/// perf's CPU list syntax: `0-2,5`.
+pub(crate) fn cpu_list(s: &str) -> Result<Vec<u32>> {
+    let mut v = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|x| !x.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let a: u32 = a.parse().with_context(|| format!("bad CPU list `{s}'"))?;
+                let b: u32 = b.parse().with_context(|| format!("bad CPU list `{s}'"))?;
+                if b < a || b - a > 65536 {
+                    anyhow::bail!("bad CPU range `{part}'");
+                }
+                v.extend(a..=b);
+            }
+            None => v.push(
+                part.parse()
+                    .with_context(|| format!("bad CPU list `{s}'"))?,
+            ),
+        }
+    }
+    Ok(v)
+}
+
+/// The file loader that memory-maps binaries (prec-record holds the unsafe code).
+pub(crate) fn file_loader() -> prec_report::symbolize::FileLoader {
+    std::sync::Arc::new(|path: &std::path::Path| {
+        prec_record::mapped::MappedFile::open(path).map(prec_report::symbolize::FileBytes::new)
+    })
+}
+
+fn options(args: &ScriptArgs) -> Result<ScriptOptions> {
+    let mut o = ScriptOptions::new();
+    o.fields = args.fields.clone();
+    o.show_task_events = args.show_task_events;
+    o.show_mmap_events = args.show_mmap_events;
+    o.hide_call_graph = args.hide_call_graph;
+    o.max_stack = args.max_stack;
+    o.ns = args.ns;
+    o.comms = args.comms.as_ref().map(|s| {
+        s.split(',')
+            .map(|x| x.trim().to_string())
+            .filter(|x| !x.is_empty())
+            .collect()
+    });
+    if let Some(p) = &args.pids {
+        o.pids = Some(list(p, "pid")?);
+    }
+    if let Some(t) = &args.tids {
+        o.tids = Some(list(t, "tid")?);
+    }
+    if let Some(c) = &args.cpu {
+        o.cpus = Some(cpu_list(c)?);
+    }
+    if let Some(t) = &args.time {
+        o.time = Some(prec_report::aggregate::parse_time(t).map_err(anyhow::Error::msg)?);
+    }
+    o.symfs = args.symfs.clone();
+    o.kallsyms = args.kallsyms.clone();
+    o.demangle = !args.no_demangle;
+    o.file_loader = Some(file_loader());
+    Ok(o)
+}
+
+pub fn run(args: ScriptArgs) -> Result<ExitCode> {
+    let opts = options(&args)?;
+    let input = Input::open(&args.input)?;
+    let file = input.parse()?;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    if args.header {
+        write_header(&mut out, &input, &file)?;
+    }
+    let result = if args.folded {
+        prec_report::folded::folded(&file, opts).and_then(|(lines, warnings)| {
+            for (stack, count) in &lines {
+                writeln!(out, "{stack} {count}")?;
+            }
+            Ok(warnings)
+        })
+    } else {
+        script::write_script(&file, opts, &mut out)
+    };
+    let warnings = match result {
+        Ok(w) => w,
+        Err(e) => {
+            // A closed pipe (`prec script | head`) ends quietly.
+            if let Some(io) = e.downcast_ref::<std::io::Error>() {
+                if io.kind() == std::io::ErrorKind::BrokenPipe {
+                    return Ok(ExitCode::SUCCESS);
+                }
+            }
+            let _ = out.flush();
+            eprintln!("prec script: {e}");
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    match out.flush() {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(ExitCode::SUCCESS),
+        r => r?,
+    }
+    if !args.quiet {
+        for w in &warnings {
+            eprintln!("prec: {}: {w}", input.name);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--header`: perf's header listing, as `perf report --header-only` prints it.
+fn write_header(
+    out: &mut dyn Write,
+    input: &Input,
+    file: &prec_format::PerfFile<'_>,
+) -> Result<()> {
+    use prec_report::header::{print_header, HeaderInfo};
+    let attrs = file
+        .attrs()
+        .iter()
+        .map(|a| (a.attr.clone(), a.ids.clone()))
+        .collect();
+    let sections: Vec<_> = file
+        .features()
+        .iter()
+        .map(|f| (f.id, f.data, f.offset))
+        .collect();
+    let (start, end) = file.data_range();
+    let mut info = HeaderInfo::from_sections(
+        file.endian(),
+        attrs,
+        &sections,
+        start,
+        end - start,
+        input.mtime.unwrap_or(std::time::UNIX_EPOCH),
+    );
+    info.is_pipe = file.mode() == prec_format::read::Mode::Pipe;
+    print_header(out, &info)?;
+    Ok(())
+}
