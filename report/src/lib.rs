@@ -12,3 +12,4 @@ pub mod script;
 pub mod stats;
 pub mod symbolize;
 pub mod tasks;
+pub mod unwind;

@@ -1,0 +1,734 @@
+//! In-process DWARF unwinding of `--call-graph dwarf` samples (x86-64).
+//!
+//! A sample recorded with `PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER`
+//! carries the user registers at the time of the sample and a copy of the
+//! top of the user stack. [`DwarfUnwinder::unwind`] turns them into the list
+//! of user-space addresses perf 6.1's `unwind__get_entries` produces: the
+//! sample ip first, then one address per caller.
+//!
+//! # Which unwinder, and why
+//!
+//! The CFI interpretation is done by the [`framehop`] crate (MIT/Apache-2.0,
+//! maintained; the unwinder of the `samply` profiler). It reads `.eh_frame`
+//! through the `.eh_frame_hdr` binary-search table (or `.debug_frame` /
+//! `.eh_frame` without a header, for which it builds an index once per
+//! module), recovers only what return addresses need (`rip`, `rsp`, `rbp`),
+//! handles prologues/epilogues, detects the end of the stack
+//! (`.cfi_undefined rip` in `_start`) and caches unwind rules by address in a
+//! fixed-size cache. Using gimli's `UnwindSection` directly would mean
+//! re-implementing the FDE lookup, the rule cache and the register
+//! bookkeeping that framehop already does; framehop itself uses gimli.
+//! Sections are located with the `object` crate, as in `symbolize`.
+//!
+//! # How it maps perf's model
+//!
+//! * Registers: perf's x86-64 numbering (`BP` 6, `SP` 7, `IP` 8); a value is
+//!   found by its bit in the attr's `sample_regs_user` mask (values are
+//!   stored in mask-bit order). ABI 0 (no user registers, e.g. a kernel
+//!   thread) and 32-bit ABI samples are not unwound.
+//! * Memory: only the stack copy is readable — address `SP + i` for
+//!   `i < dyn_size` (clamped to the bytes present). A read outside it ends the
+//!   unwinding and marks the result [`UnwindResult::truncated`]
+//!   ([`StopReason::StackExhausted`]).
+//! * Modules: the process's maps at the time of the sample, looked up through
+//!   an [`AddressSpace`] (for a [`Machine`], [`ThreadSpace`] uses
+//!   [`Machine::resolve`]). File-backed and `[vdso]` maps are opened through
+//!   the [`Symbolizer`] (`binary(path, build_id)`, which honours `--symfs`,
+//!   the build-id cache and build-id checks), their bytes are read with the
+//!   symbolizer's [`FileLoader`](crate::symbolize::FileLoader) and the
+//!   AVMA → SVMA bias comes from [`Symbolizer::to_elf_address`] (map
+//!   start/pgoff and the ELF's PT_LOAD headers). Unwind sections are loaded
+//!   once per binary and shared by every process mapping it; each process
+//!   gets its own framehop module list, updated when a map changes (exec,
+//!   dlopen, munmap + mmap). One rule cache serves all processes.
+//! * Like perf (libunwind's and libdw's `--call-graph dwarf` back ends),
+//!   caller frames are reported as *return address − 1*, so that they fall
+//!   inside the call instruction; the first frame is the sample ip itself.
+//! * Unwinding stops when the pc is in no map or in a map without a
+//!   readable binary (perf's libunwind cannot find unwind info there either),
+//!   at the root of the stack (`_start`, `clone3`), or after
+//!   [`DwarfUnwinder::max_frames`] addresses (perf's default 127).
+//!
+//! # Plugging it in (callchain / script)
+//!
+//! Keep one `DwarfUnwinder` for the whole run, next to the [`Machine`] that
+//! replays the records and the [`Symbolizer`] used for symbol names (so each
+//! binary is opened once). `DwarfUnwinder` implements
+//! [`callchain::Unwinder`](crate::callchain::Unwinder), so with
+//! [`Callchains::resolve`](crate::callchain::Callchains::resolve) just pass
+//! `Some(&mut unwinder)`; it is used for samples that pass
+//! [`callchain::can_unwind`](crate::callchain::can_unwind):
+//!
+//! ```no_run
+//! # use prec_report::callchain::{Callchains, ChainParams, ChainFrame};
+//! # use prec_report::unwind::DwarfUnwinder;
+//! # fn f(sample: &prec_format::Sample<'_>, attr: &prec_format::Attr,
+//! #      machine: &mut prec_report::tasks::Machine, resolver: &mut prec_report::aggregate::Resolver,
+//! #      strings: &mut prec_report::aggregate::Strings) {
+//! let mut unwinder = DwarfUnwinder::new(); // once per run
+//! let mut cc = Callchains::new();
+//! let mut frames: Vec<ChainFrame> = Vec::new();
+//! cc.resolve(machine, resolver, strings, attr, sample, &ChainParams::default(),
+//!            Some(&mut unwinder), &mut frames);
+//! // at the end, e.g. for a warning like perf's:
+//! let stats = unwinder.stats();
+//! if stats.truncated > 0 {
+//!     eprintln!("{stats}");
+//! }
+//! # }
+//! ```
+//!
+//! Directly, per sample with `regs_user` and `stack_user`:
+//!
+//! ```no_run
+//! # use prec_report::{tasks::Machine, symbolize::Symbolizer};
+//! # use prec_report::unwind::{DwarfUnwinder, ThreadSpace};
+//! # fn f(sample: &prec_format::Sample<'_>, machine: &mut Machine, symbolizer: &mut Symbolizer,
+//! #      unwinder: &mut DwarfUnwinder) {
+//! let (pid, tid) = (sample.pid.unwrap_or(0) as i32, sample.tid.unwrap_or(0) as i32);
+//! if let (Some(regs), Some(stack)) = (&sample.regs_user, &sample.stack_user) {
+//!     let mut space = ThreadSpace::new(machine, pid, tid);
+//!     let r = unwinder.unwind(pid as u32, regs, stack, &mut space, symbolizer);
+//!     // r.frames: callee first; r.frames[0] is the user ip, then return
+//!     // addresses - 1. perf appends them after the kernel part of
+//!     // PERF_SAMPLE_CALLCHAIN (callee order). Resolve each address with
+//!     // machine.resolve(pid, tid, misc::USER, addr).
+//! }
+//! # }
+//! ```
+//!
+//! `pid` keys the per-process module list: pass the sample's pid (threads
+//! share their process's maps); `tid` only selects the thread for
+//! [`Machine::resolve`]. The API takes `&mut Machine` because the machine
+//! exposes a process's maps only through `resolve`; callers holding a
+//! [`Maps`] can use [`MapsSpace`] instead.
+//!
+//! # Left out
+//!
+//! * Architectures other than x86-64 (framehop supports aarch64; the
+//!   register mapping is not written), and 32-bit (`abi` 1) samples.
+//! * Reading memory outside the stack copy (perf's libunwind can read
+//!   `.eh_frame`-referenced data from the file; CFA expressions that
+//!   dereference non-stack memory are not supported by framehop either).
+//! * JIT code (`/tmp/perf-PID.map`) has no unwind info: unwinding stops there.
+//! * Inline frames are a symbolization matter (`Symbolizer::inline_frames`).
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::ops::{Deref, Range};
+use std::sync::Arc;
+
+use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
+use framehop::{FrameAddress, Module, ModuleSectionInfo, Unwinder};
+use object::{Object, ObjectSection};
+use prec_format::constants::misc;
+use prec_format::sample::{Regs, StackUser};
+
+use crate::maps::{Dso, DsoId, DsoKind, Dsos, Map, Maps};
+use crate::symbolize::{BinaryId, FileBytes, Symbolizer};
+use crate::tasks::Machine;
+
+/// perf's `PERF_REG_X86_BP`.
+pub const PERF_REG_X86_BP: u32 = 6;
+/// perf's `PERF_REG_X86_SP`.
+pub const PERF_REG_X86_SP: u32 = 7;
+/// perf's `PERF_REG_X86_IP`.
+pub const PERF_REG_X86_IP: u32 = 8;
+/// `PERF_SAMPLE_REGS_ABI_64`.
+const ABI_64: u64 = 2;
+/// perf's `PERF_MAX_STACK_DEPTH` (and default `kernel.perf_event_max_stack`).
+pub const DEFAULT_MAX_FRAMES: usize = 127;
+
+/// The maps of the sampled process, as the unwinder needs them.
+pub trait AddressSpace {
+    /// The user-space map containing `addr` at the time of the sample.
+    fn find_map(&mut self, addr: u64) -> Option<Map>;
+    /// The DSO behind a map.
+    fn dso(&self, id: DsoId) -> &Dso;
+}
+
+/// A thread of a [`Machine`], resolved with [`Machine::resolve`] (user
+/// cpumode). Pass the sample's pid/tid: the thread then already exists and
+/// the lookups do not change the machine.
+pub struct ThreadSpace<'a> {
+    machine: &'a mut Machine,
+    pid: i32,
+    tid: i32,
+}
+
+impl<'a> ThreadSpace<'a> {
+    /// The address space of thread `tid` of process `pid`.
+    pub fn new(machine: &'a mut Machine, pid: i32, tid: i32) -> Self {
+        ThreadSpace { machine, pid, tid }
+    }
+}
+
+impl AddressSpace for ThreadSpace<'_> {
+    fn find_map(&mut self, addr: u64) -> Option<Map> {
+        self.machine
+            .resolve(self.pid, self.tid, misc::USER, addr)
+            .map
+    }
+    fn dso(&self, id: DsoId) -> &Dso {
+        self.machine.dsos.get(id)
+    }
+}
+
+/// A plain [`Maps`] + [`Dsos`] pair (for callers that hold them directly).
+pub struct MapsSpace<'a> {
+    pub maps: &'a Maps,
+    pub dsos: &'a Dsos,
+}
+
+impl AddressSpace for MapsSpace<'_> {
+    fn find_map(&mut self, addr: u64) -> Option<Map> {
+        self.maps.find(addr).copied()
+    }
+    fn dso(&self, id: DsoId) -> &Dso {
+        self.dsos.get(id)
+    }
+}
+
+/// Why unwinding of a sample ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// The root of the stack was reached (the CFI marks the return address
+    /// undefined, as in `_start`).
+    Complete,
+    /// A read fell outside the stack copy: the recorded stack was too small
+    /// (`--call-graph dwarf,SIZE`) or empty. The result is truncated.
+    StackExhausted,
+    /// [`DwarfUnwinder::max_frames`] addresses were produced.
+    MaxFrames,
+    /// The pc is in no map of the process.
+    Unmapped,
+    /// The pc's map has no readable binary or no unwind information
+    /// (anonymous/JIT memory, a missing or mismatching file).
+    NoUnwindInfo,
+    /// The unwinder gave up (the CFI led nowhere, a null return address,
+    /// a loop).
+    Error,
+    /// Not unwound: no user registers (ABI 0), a 32-bit ABI, or the ip/sp
+    /// registers missing from the mask.
+    NoRegisters,
+}
+
+/// The outcome for one sample.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct UnwindResult {
+    /// User-space addresses, callee first: the sample ip, then each caller's
+    /// return address − 1 (perf's `unwind__get_entries`). Empty when the
+    /// registers are unusable.
+    pub frames: Vec<u64>,
+    /// True when the stack copy ran out before the root of the stack
+    /// ([`StopReason::StackExhausted`]).
+    pub truncated: bool,
+    /// Why unwinding ended (`None` only for [`UnwindResult::default`]).
+    pub stop: Option<StopReason>,
+}
+
+/// Counters over all samples given to [`DwarfUnwinder::unwind`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UnwindStats {
+    /// Samples seen.
+    pub samples: u64,
+    /// Reached the root of the stack.
+    pub complete: u64,
+    /// The stack copy ran out first.
+    pub truncated: u64,
+    /// Not unwound at all (no/32-bit registers).
+    pub failed: u64,
+    /// Stopped in memory without unwind info, unmapped code, on an unwinder
+    /// error or at the frame limit.
+    pub stopped: u64,
+    /// Stack records with `dyn_size` larger than the copied bytes (clamped).
+    pub bad_stack_size: u64,
+    /// Samples with an empty stack copy (only the ip is returned).
+    pub empty_stack: u64,
+}
+
+impl fmt::Display for UnwindStats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "dwarf unwinding: {} samples, {} complete, {} truncated (stack copy too small), \
+             {} not unwound (no user registers), {} stopped early",
+            self.samples, self.complete, self.truncated, self.failed, self.stopped
+        )
+    }
+}
+
+/// Bytes of one unwind section: a range of the shared file bytes, or a
+/// decompressed copy.
+#[derive(Clone)]
+pub struct SectionBytes(SectionRepr);
+
+#[derive(Clone)]
+enum SectionRepr {
+    File(Arc<FileBytes>, Range<usize>),
+    Owned(Arc<[u8]>),
+}
+
+impl Deref for SectionBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match &self.0 {
+            SectionRepr::File(f, r) => f.get(r.clone()).unwrap_or(&[]),
+            SectionRepr::Owned(v) => v,
+        }
+    }
+}
+
+/// The sections framehop asks for.
+const SECTIONS: [&[u8]; 5] = [
+    b".eh_frame",
+    b".eh_frame_hdr",
+    b".debug_frame",
+    b".text",
+    b".got",
+];
+
+struct Section {
+    name: &'static [u8],
+    svma: Range<u64>,
+    data: Option<SectionBytes>,
+}
+
+/// The unwind sections of one binary, loaded once.
+struct BinaryUnwindInfo {
+    sections: Vec<Section>,
+}
+
+impl BinaryUnwindInfo {
+    fn has(&self, name: &[u8]) -> bool {
+        self.sections
+            .iter()
+            .any(|s| s.name == name && s.data.is_some())
+    }
+}
+
+fn load_sections(bytes: Arc<FileBytes>, wanted: &[&'static [u8]]) -> Vec<Section> {
+    let Ok(file) = object::File::parse(&**bytes) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for &name in wanted {
+        let Ok(name_str) = std::str::from_utf8(name) else {
+            continue;
+        };
+        let Some(sec) = file.section_by_name(name_str) else {
+            continue;
+        };
+        let svma = sec.address()..sec.address().saturating_add(sec.size());
+        let data = match sec.compressed_file_range() {
+            Ok(r) if r.format == object::CompressionFormat::None => {
+                let start = usize::try_from(r.offset).ok();
+                let len = usize::try_from(r.uncompressed_size).ok();
+                match (start, len) {
+                    (Some(s), Some(l)) if s.checked_add(l).is_some_and(|e| e <= bytes.len()) => {
+                        Some(SectionBytes(SectionRepr::File(bytes.clone(), s..s + l)))
+                    }
+                    _ => None,
+                }
+            }
+            Ok(_) => sec
+                .uncompressed_data()
+                .ok()
+                .map(|d| SectionBytes(SectionRepr::Owned(Arc::from(&*d)))),
+            Err(_) => None,
+        };
+        // NOBITS sections (a stripped debug file's copies) have no file data.
+        let data = data.filter(|d| !d.is_empty());
+        out.push(Section { name, svma, data });
+    }
+    out
+}
+
+/// framehop's view of one binary's sections (ELF: base SVMA 0).
+struct ModuleSections(Arc<BinaryUnwindInfo>);
+
+impl ModuleSectionInfo<SectionBytes> for ModuleSections {
+    fn base_svma(&self) -> u64 {
+        0
+    }
+    fn section_svma_range(&mut self, name: &[u8]) -> Option<Range<u64>> {
+        self.0
+            .sections
+            .iter()
+            .find(|s| s.name == name)
+            .map(|s| s.svma.clone())
+    }
+    fn section_data(&mut self, name: &[u8]) -> Option<SectionBytes> {
+        self.0
+            .sections
+            .iter()
+            .find(|s| s.name == name)
+            .and_then(|s| s.data.clone())
+    }
+}
+
+/// One map known to a process's framehop unwinder.
+struct Entry {
+    map: Map,
+    /// Whether a framehop module was added for it.
+    loaded: bool,
+}
+
+/// Per-process module list.
+#[derive(Default)]
+struct Process {
+    unwinder: UnwinderX86_64<SectionBytes>,
+    entries: BTreeMap<u64, Entry>,
+}
+
+/// Unwinds `--call-graph dwarf` samples; see the module docs.
+pub struct DwarfUnwinder {
+    cache: CacheX86_64,
+    processes: HashMap<u32, Process>,
+    binaries: HashMap<BinaryId, Option<Arc<BinaryUnwindInfo>>>,
+    stats: UnwindStats,
+    /// Most addresses returned per sample, the ip included (perf's
+    /// `max_stack`, default [`DEFAULT_MAX_FRAMES`]).
+    pub max_frames: usize,
+}
+
+impl Default for DwarfUnwinder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for DwarfUnwinder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DwarfUnwinder")
+            .field("processes", &self.processes.len())
+            .field("binaries", &self.binaries.len())
+            .field("stats", &self.stats)
+            .field("max_frames", &self.max_frames)
+            .finish()
+    }
+}
+
+/// The value of perf register `idx` in a `sample_regs_user` dump.
+pub fn reg_value(regs: &Regs<'_>, idx: u32) -> Option<u64> {
+    if idx >= 64 || regs.mask & (1u64 << idx) == 0 {
+        return None;
+    }
+    let pos = (regs.mask & ((1u64 << idx) - 1)).count_ones() as usize;
+    regs.values.get(pos)
+}
+
+impl DwarfUnwinder {
+    /// An unwinder with empty caches.
+    pub fn new() -> Self {
+        DwarfUnwinder {
+            cache: CacheX86_64::new(),
+            processes: HashMap::new(),
+            binaries: HashMap::new(),
+            stats: UnwindStats::default(),
+            max_frames: DEFAULT_MAX_FRAMES,
+        }
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> UnwindStats {
+        self.stats
+    }
+
+    /// Forgets the module list of process `pid` (e.g. after its EXIT); it is
+    /// rebuilt on demand if samples of it still come.
+    pub fn forget_process(&mut self, pid: u32) {
+        self.processes.remove(&pid);
+    }
+
+    /// Unwinds one sample of process `pid`: returns user-space addresses, the
+    /// first being the sample ip, like perf's `unwind__get_entries`. Never
+    /// panics on bad input; see [`UnwindResult`] and [`UnwindStats`].
+    pub fn unwind(
+        &mut self,
+        pid: u32,
+        regs: &Regs<'_>,
+        stack: &StackUser<'_>,
+        space: &mut dyn AddressSpace,
+        symbolizer: &mut Symbolizer,
+    ) -> UnwindResult {
+        self.stats.samples += 1;
+        let r = self.unwind_inner(pid, regs, stack, space, symbolizer);
+        match r.stop {
+            Some(StopReason::Complete) => self.stats.complete += 1,
+            Some(StopReason::StackExhausted) => self.stats.truncated += 1,
+            Some(StopReason::NoRegisters) | None => self.stats.failed += 1,
+            Some(_) => self.stats.stopped += 1,
+        }
+        r
+    }
+
+    fn unwind_inner(
+        &mut self,
+        pid: u32,
+        regs: &Regs<'_>,
+        stack: &StackUser<'_>,
+        space: &mut dyn AddressSpace,
+        symbolizer: &mut Symbolizer,
+    ) -> UnwindResult {
+        let fail = |stop| UnwindResult {
+            frames: Vec::new(),
+            truncated: false,
+            stop: Some(stop),
+        };
+        if regs.abi != ABI_64 {
+            return fail(StopReason::NoRegisters);
+        }
+        let (Some(ip), Some(sp)) = (
+            reg_value(regs, PERF_REG_X86_IP),
+            reg_value(regs, PERF_REG_X86_SP),
+        ) else {
+            return fail(StopReason::NoRegisters);
+        };
+        let bp = reg_value(regs, PERF_REG_X86_BP).unwrap_or(0);
+
+        // The readable part of the stack copy.
+        let have = stack.data.len() as u64;
+        if stack.dyn_size > have {
+            self.stats.bad_stack_size += 1;
+        }
+        let valid = stack.dyn_size.min(have) as usize;
+        let data = &stack.data[..valid];
+        if data.is_empty() {
+            self.stats.empty_stack += 1;
+        }
+        let mut read_stack = |addr: u64| -> Result<u64, ()> {
+            let off = addr.checked_sub(sp).ok_or(())?;
+            let off = usize::try_from(off).map_err(|_| ())?;
+            let end = off.checked_add(8).ok_or(())?;
+            let b = data.get(off..end).ok_or(())?;
+            let mut w = [0u8; 8];
+            w.copy_from_slice(b);
+            Ok(u64::from_le_bytes(w))
+        };
+
+        let mut frames = vec![ip];
+        let max = self.max_frames.max(1);
+        let mut uregs = UnwindRegsX86_64::new(ip, sp, bp);
+        let mut addr = FrameAddress::from_instruction_pointer(ip);
+        let stop = loop {
+            if frames.len() >= max {
+                break StopReason::MaxFrames;
+            }
+            let pc = addr.address();
+            match self.ensure_module(pid, pc, space, symbolizer) {
+                Ok(()) => {}
+                Err(stop) => break stop,
+            }
+            let Some(process) = self.processes.get(&pid) else {
+                break StopReason::Error;
+            };
+            match process
+                .unwinder
+                .unwind_frame(addr, &mut uregs, &mut self.cache, &mut read_stack)
+            {
+                Ok(Some(ra)) => match FrameAddress::from_return_address(ra) {
+                    Some(next) => {
+                        frames.push(ra - 1);
+                        addr = next;
+                    }
+                    None => break StopReason::Complete,
+                },
+                Ok(None) => break StopReason::Complete,
+                Err(framehop::Error::CouldNotReadStack(_)) => break StopReason::StackExhausted,
+                Err(_) => break StopReason::Error,
+            }
+        };
+        UnwindResult {
+            frames,
+            truncated: stop == StopReason::StackExhausted,
+            stop: Some(stop),
+        }
+    }
+
+    /// Makes sure process `pid`'s framehop unwinder has the module of the map
+    /// containing `pc`, as the process's maps are now.
+    fn ensure_module(
+        &mut self,
+        pid: u32,
+        pc: u64,
+        space: &mut dyn AddressSpace,
+        symbolizer: &mut Symbolizer,
+    ) -> Result<(), StopReason> {
+        let map = space.find_map(pc).ok_or(StopReason::Unmapped)?;
+        let process = self.processes.entry(pid).or_default();
+        if let Some((_, e)) = process.entries.range(..=pc).next_back() {
+            if e.map == map {
+                return if e.loaded {
+                    Ok(())
+                } else {
+                    Err(StopReason::NoUnwindInfo)
+                };
+            }
+        }
+        // The process's maps changed here: drop what the new map covers.
+        let stale: Vec<u64> = process
+            .entries
+            .range(..map.end.max(map.start.saturating_add(1)))
+            .filter(|(_, e)| e.map.end > map.start || e.map.start >= map.start)
+            .map(|(&k, _)| k)
+            .collect();
+        for k in stale {
+            if process.entries.remove(&k).is_some_and(|e| e.loaded) {
+                process.unwinder.remove_module(k);
+            }
+        }
+        let module = module_for(&mut self.binaries, &map, space, symbolizer);
+        let process = self.processes.entry(pid).or_default();
+        let loaded = module.is_some();
+        if let Some(m) = module {
+            process.unwinder.add_module(m);
+        }
+        process.entries.insert(map.start, Entry { map, loaded });
+        if loaded {
+            Ok(())
+        } else {
+            Err(StopReason::NoUnwindInfo)
+        }
+    }
+}
+
+/// Builds the framehop module of `map` (None without a usable binary).
+fn module_for(
+    binaries: &mut HashMap<BinaryId, Option<Arc<BinaryUnwindInfo>>>,
+    map: &Map,
+    space: &dyn AddressSpace,
+    symbolizer: &mut Symbolizer,
+) -> Option<Module<SectionBytes>> {
+    if map.identity || map.end <= map.start {
+        return None;
+    }
+    let dso = space.dso(map.dso);
+    if !matches!(dso.kind, DsoKind::User | DsoKind::Vdso) {
+        return None;
+    }
+    let bin = symbolizer.binary(&dso.long_name, dso.build_id.as_deref())?;
+    let info = binaries
+        .entry(bin)
+        .or_insert_with(|| load_binary(bin, symbolizer).map(Arc::new))
+        .clone()?;
+    let svma = symbolizer.to_elf_address(bin, map.start, map.pgoff, map.start);
+    let bias = map.start.wrapping_sub(svma);
+    Some(Module::new(
+        dso.long_name.clone(),
+        map.start..map.end,
+        bias,
+        ModuleSections(info),
+    ))
+}
+
+fn read_file(symbolizer: &Symbolizer, path: &std::path::Path) -> Option<Arc<FileBytes>> {
+    let bytes = match &symbolizer.options().loader {
+        Some(load) => load(path).ok()?,
+        None => FileBytes::new(std::fs::read(path).ok()?),
+    };
+    Some(Arc::new(bytes))
+}
+
+/// Loads the unwind sections of a binary opened by the symbolizer; takes
+/// `.debug_frame` from its separate debug file when it has no CFI itself.
+fn load_binary(bin: BinaryId, symbolizer: &Symbolizer) -> Option<BinaryUnwindInfo> {
+    let path = symbolizer.binary_path(bin)?;
+    let bytes = read_file(symbolizer, path)?;
+    let mut info = BinaryUnwindInfo {
+        sections: load_sections(bytes, &SECTIONS),
+    };
+    if !info.has(b".eh_frame") && !info.has(b".debug_frame") {
+        if let Some(dbg) = symbolizer
+            .debug_file_path(bin)
+            .and_then(|p| read_file(symbolizer, p))
+        {
+            let extra = load_sections(dbg, &[b".debug_frame"]);
+            info.sections.retain(|s| s.name != b".debug_frame");
+            info.sections.extend(extra);
+        }
+    }
+    if !info.has(b".eh_frame") && !info.has(b".debug_frame") {
+        return None;
+    }
+    Some(info)
+}
+
+impl crate::callchain::Unwinder for DwarfUnwinder {
+    /// The user frames of `sample` ([`DwarfUnwinder::unwind`]); `None` when
+    /// nothing could be unwound (no usable registers).
+    fn unwind_user(
+        &mut self,
+        sample: &prec_format::Sample<'_>,
+        pid: i32,
+        tid: i32,
+        machine: &mut Machine,
+        symbolizer: &mut Symbolizer,
+    ) -> Option<Vec<u64>> {
+        let (regs, stack) = (sample.regs_user.as_ref()?, sample.stack_user.as_ref()?);
+        let mut space = ThreadSpace::new(machine, pid, tid);
+        let r = self.unwind(pid as u32, regs, stack, &mut space, symbolizer);
+        (!r.frames.is_empty()).then_some(r.frames)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::symbolize::SymbolizerOptions;
+    use prec_format::{Endian, U64Slice};
+
+    fn regs(abi: u64, mask: u64, raw: &[u8]) -> Regs<'_> {
+        Regs {
+            abi,
+            mask,
+            values: U64Slice::new(raw, Endian::Little),
+        }
+    }
+
+    #[test]
+    fn reg_positions_follow_the_mask() {
+        let raw: Vec<u8> = [10u64, 20, 30]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let r = regs(2, (1 << 6) | (1 << 7) | (1 << 8), &raw);
+        assert_eq!(reg_value(&r, PERF_REG_X86_BP), Some(10));
+        assert_eq!(reg_value(&r, PERF_REG_X86_SP), Some(20));
+        assert_eq!(reg_value(&r, PERF_REG_X86_IP), Some(30));
+        assert_eq!(reg_value(&r, 0), None);
+        assert_eq!(reg_value(&r, 70), None);
+    }
+
+    #[test]
+    fn bad_input_does_not_panic() {
+        let mut u = DwarfUnwinder::new();
+        let mut sym = Symbolizer::new(SymbolizerOptions::default());
+        let maps = Maps::new();
+        let dsos = Dsos::default();
+        let mut space = MapsSpace {
+            maps: &maps,
+            dsos: &dsos,
+        };
+        let raw: Vec<u8> = [0u64, 0x7ff0, 0x401000]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let stack = StackUser {
+            data: &[1, 2, 3],
+            dyn_size: 1 << 40,
+        };
+        let r = u.unwind(1, &regs(0, 0, &[]), &stack, &mut space, &mut sym);
+        assert_eq!(r.stop, Some(StopReason::NoRegisters));
+        let r = u.unwind(1, &regs(2, 0x1c0, &raw[..8]), &stack, &mut space, &mut sym);
+        assert_eq!(r.stop, Some(StopReason::NoRegisters));
+        let r = u.unwind(1, &regs(2, 0x1c0, &raw), &stack, &mut space, &mut sym);
+        assert_eq!(r.frames, vec![0x401000]);
+        assert_eq!(r.stop, Some(StopReason::Unmapped));
+        let s = u.stats();
+        assert_eq!(
+            (s.samples, s.failed, s.stopped, s.bad_stack_size),
+            (3, 2, 1, 1)
+        );
+    }
+}
