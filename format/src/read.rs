@@ -508,6 +508,7 @@ impl<'a> PerfFile<'a> {
     }
 
     /// Decodes a record with its own attr.
+    #[inline]
     pub fn parse_record<'r>(&self, r: &RawRecord<'r>) -> Result<Record<'r>> {
         r.parse(self.attr_for(r))
     }

@@ -337,6 +337,7 @@ impl<'a> RawRecord<'a> {
 
     /// Decodes the body. `attr` is the record's attr (needed for samples,
     /// READ and the trailer size); perf's own records ignore it.
+    #[inline]
     pub fn parse(&self, attr: Option<&Attr>) -> Result<Record<'a>> {
         let kind = self.header.kind;
         let body_offset = self.offset + 8;

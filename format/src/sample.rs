@@ -186,6 +186,7 @@ fn regs<'a>(c: &mut Cursor<'a>, mask: u64, what: &'static str) -> Result<Regs<'a
 
 impl<'a> Sample<'a> {
     /// Decodes a sample body (the bytes after the 8-byte record header).
+    #[inline]
     pub fn parse(
         body: &'a [u8],
         body_offset: u64,
