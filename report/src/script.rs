@@ -33,18 +33,14 @@ use prec_format::attr::attr_type;
 use prec_format::constants::{misc, sample_type as st};
 use prec_format::features::{self, Feature};
 use prec_format::record::{MmapFileId, Record};
-use prec_format::{Attr, FeatureId, PerfFile, RecordType};
+use prec_format::{Attr, FeatureId, PerfFile, RecordType, Sample};
 
-use crate::aggregate::event_name;
-use crate::maps::{DsoId, DsoKind, Map};
-use crate::symbolize::{BinaryId, FileLoader, Symbolizer, SymbolizerOptions};
+use crate::aggregate::{event_name, Resolver, StrId, Strings};
+use crate::callchain::{can_unwind, Callchains, ChainFrame, ChainParams, Order, Unwinder};
+use crate::maps::{DsoId, DsoKind};
+use crate::symbolize::{FileLoader, Symbolizer, SymbolizerOptions};
 use crate::tasks::Machine;
 
-/// `PERF_CONTEXT_MAX` as u64: call chain entries at or above it are markers.
-const PERF_CONTEXT_MAX: u64 = (-4095i64) as u64;
-const PERF_CONTEXT_HV: u64 = (-32i64) as u64;
-const PERF_CONTEXT_KERNEL: u64 = (-128i64) as u64;
-const PERF_CONTEXT_USER: u64 = (-512i64) as u64;
 /// perf's default `--max-stack` (`PERF_MAX_STACK_DEPTH`).
 pub const PERF_MAX_STACK_DEPTH: usize = 127;
 
@@ -192,7 +188,13 @@ pub struct ScriptOptions {
     /// Demangle names (default true via [`ScriptOptions::new`]).
     pub demangle: bool,
     pub file_loader: Option<FileLoader>,
+    /// Makes the unwinder for `--call-graph dwarf` samples (e.g.
+    /// `crate::unwind::DwarfUnwinder`); `None` shows only recorded chains.
+    pub unwinder: Option<UnwinderFactory>,
 }
+
+/// Creates a [`Unwinder`] for one walk.
+pub type UnwinderFactory = std::sync::Arc<dyn Fn() -> Box<dyn Unwinder> + Send + Sync>;
 
 impl ScriptOptions {
     /// Defaults: perf's fields, call chains, demangling.
@@ -285,8 +287,10 @@ pub struct Frame {
     pub sym: Option<(Rc<str>, u64, u64)>,
     /// perf's `dso->name`, `None` without a map.
     pub dso: Option<Rc<str>>,
-    /// Source line (only computed when asked for).
+    /// Source line (only computed when asked for; `None` when perf shows none).
     pub srcline: Option<Rc<str>>,
+    /// An inline frame (`(inlined)`, no DSO shown).
+    pub inlined: bool,
 }
 
 /// A sample ready to print.
@@ -304,17 +308,6 @@ pub struct ResolvedSample<'s> {
     pub frame: Frame,
     /// The call chain, innermost first, when it is shown.
     pub chain: Option<Vec<Frame>>,
-}
-
-/// Symbol resolution with caches (the same rules as the report's).
-struct Resolver {
-    symbolizer: Symbolizer,
-    binaries: HashMap<DsoId, Option<BinaryId>>,
-    cache: HashMap<(DsoId, u64), Option<(Rc<str>, u64, u64)>>,
-    names: HashMap<String, Rc<str>>,
-    dso_names: HashMap<DsoId, Rc<str>>,
-    srclines: HashMap<(DsoId, u64), Option<Rc<str>>>,
-    kernel_ok: Option<bool>,
 }
 
 fn trim_build_id(b: &[u8]) -> &[u8] {
@@ -347,150 +340,19 @@ fn running_kernel_build_id() -> Option<Vec<u8>> {
     None
 }
 
-impl Resolver {
-    fn intern(&mut self, s: &str) -> Rc<str> {
-        if let Some(r) = self.names.get(s) {
-            return r.clone();
-        }
-        let r: Rc<str> = Rc::from(s);
-        self.names.insert(s.to_string(), r.clone());
-        r
-    }
-
-    fn kernel_allowed(&mut self, machine: &Machine, dso: DsoId) -> bool {
-        if let Some(ok) = self.kernel_ok {
-            return ok;
-        }
-        let ok = match machine.dsos.get(dso).build_id.as_deref() {
-            None => true,
-            Some(b) => {
-                let b = trim_build_id(b);
-                b.is_empty()
-                    || running_kernel_build_id().is_some_and(|r| trim_build_id(&r) == b)
-                    || self.symbolizer.options().kallsyms.is_some()
-            }
-        };
-        self.kernel_ok = Some(ok);
-        ok
-    }
-
-    fn dso_name(&mut self, machine: &Machine, dso: DsoId) -> Rc<str> {
-        if let Some(n) = self.dso_names.get(&dso) {
-            return n.clone();
-        }
-        let d = machine.dsos.get(dso);
-        let n: Rc<str> = match d.kind {
-            DsoKind::Kernel | DsoKind::Module => Rc::from(d.short_name.as_str()),
-            _ => Rc::from(d.long_name.as_str()),
-        };
-        self.dso_names.insert(dso, n.clone());
-        n
-    }
-
-    fn symbol(
-        &mut self,
-        machine: &Machine,
-        map: &Map,
-        pid: i32,
-        ip: u64,
-        addr: u64,
-    ) -> Option<(Rc<str>, u64, u64)> {
-        let key = (map.dso, addr);
-        if let Some(r) = self.cache.get(&key) {
-            return r.clone();
-        }
-        let dso = machine.dsos.get(map.dso);
-        let found = match dso.kind {
-            DsoKind::Kernel | DsoKind::Module => {
-                if self.kernel_allowed(machine, map.dso) {
-                    self.symbolizer.kernel_symbol(ip).map(|s| {
-                        let start = map.map_ip(s.start);
-                        (s.name, start, start.wrapping_add(s.size))
-                    })
-                } else {
-                    None
-                }
-            }
-            DsoKind::Jit => self
-                .symbolizer
-                .jit_symbol(pid as u32, ip)
-                .map(|s| (s.name, s.start, s.start.wrapping_add(s.size))),
-            DsoKind::NoFile => None,
-            DsoKind::User | DsoKind::Vdso => {
-                let bin = match self.binaries.get(&map.dso) {
-                    Some(b) => *b,
-                    None => {
-                        let b = self
-                            .symbolizer
-                            .binary(&dso.long_name, dso.build_id.as_deref());
-                        self.binaries.insert(map.dso, b);
-                        b
-                    }
-                };
-                bin.and_then(|bin| {
-                    let elf = self
-                        .symbolizer
-                        .to_elf_address(bin, map.start, map.pgoff, ip);
-                    self.symbolizer.symbol(bin, elf).map(|s| {
-                        let start = addr.wrapping_sub(elf.wrapping_sub(s.start));
-                        (s.name, start, start.wrapping_add(s.size))
-                    })
-                })
-            }
-        };
-        let r = found.map(|(n, s, e)| (self.intern(&n), s, e));
-        self.cache.insert(key, r.clone());
-        r
-    }
-
-    /// perf's `map__srcline` as `map__fprintf_srcline` shows it: `None`
-    /// when perf would print nothing (`??:0`).
-    fn srcline(
-        &mut self,
-        machine: &Machine,
-        map: &Map,
-        ip: u64,
-        addr: u64,
-        sym: &Option<(Rc<str>, u64, u64)>,
-    ) -> Option<Rc<str>> {
-        let key = (map.dso, addr);
-        if let Some(r) = self.srclines.get(&key) {
-            return r.clone();
-        }
-        let dso = machine.dsos.get(map.dso);
-        let mut loc = None;
-        let mut ran = false;
-        if matches!(dso.kind, DsoKind::User) && !dso.long_name.starts_with('[') {
-            if let Some(Some(bin)) = self.binaries.get(&map.dso).copied() {
-                let elf = self
-                    .symbolizer
-                    .to_elf_address(bin, map.start, map.pgoff, ip);
-                loc = self.symbolizer.source_location(bin, elf);
-                ran = true;
-            }
-        }
-        let r = match loc {
-            Some(l) => Some(self.intern(&l.srcline())),
-            None if ran => None,
-            None => {
-                let s = match sym {
-                    Some((name, start, _)) => format!("{name}+{}", addr.wrapping_sub(*start)),
-                    None => format!("{}[{addr:x}]", dso.short_name),
-                };
-                Some(self.intern(&s))
-            }
-        };
-        self.srclines.insert(key, r.clone());
-        r
-    }
-}
-
 /// The walk's state: machine, resolver, event names and fields.
 pub struct Session<'f> {
     file: &'f PerfFile<'f>,
     opts: ScriptOptions,
     machine: Machine,
     resolver: Resolver,
+    strings: Strings,
+    cc: Callchains,
+    chain_buf: Vec<ChainFrame>,
+    /// Shared strings of symbol names and DSO names.
+    rc_names: HashMap<StrId, Rc<str>>,
+    dso_names: HashMap<DsoId, Rc<str>>,
+    unwinder: Option<Box<dyn Unwinder>>,
     /// Event name per attr.
     pub names: Vec<String>,
     /// perf's `evlist__max_name_len`.
@@ -691,24 +553,29 @@ impl<'f> Session<'f> {
                 }
             }
         }
+        let unwinder = opts.unwinder.as_ref().map(|f| f());
         Ok(Session {
             file,
             opts,
             machine,
-            resolver: Resolver {
-                symbolizer: Symbolizer::new(sym_opts),
-                binaries: HashMap::new(),
-                cache: HashMap::new(),
-                names: HashMap::new(),
-                dso_names: HashMap::new(),
-                srclines: HashMap::new(),
-                kernel_ok: None,
-            },
+            resolver: Resolver::new(Symbolizer::new(sym_opts)),
+            strings: Strings::default(),
+            cc: Callchains::new(),
+            chain_buf: Vec::new(),
+            rc_names: HashMap::new(),
+            dso_names: HashMap::new(),
+            unwinder,
             names,
             name_width,
             cfg,
             warnings: file.warnings().to_vec(),
         })
+    }
+
+    /// Unwinds `--call-graph dwarf` user stacks with `unwinder` (without
+    /// one, such samples show only the chain they carry).
+    pub fn set_unwinder(&mut self, unwinder: Box<dyn Unwinder>) {
+        self.unwinder = Some(unwinder);
     }
 
     /// The fields printed for samples of attr `i`.
@@ -721,60 +588,63 @@ impl<'f> Session<'f> {
         !self.opts.hide_call_graph && attr.sample_type & st::CALLCHAIN != 0
     }
 
-    fn frame(&mut self, pid: i32, tid: i32, cpumode: u16, ip: u64, srcline: bool) -> Frame {
-        let loc = self.machine.resolve(pid, tid, cpumode, ip);
-        self.frame_at(loc.map, pid, ip, loc.addr, srcline)
+    fn rc(&mut self, id: StrId) -> Rc<str> {
+        if let Some(r) = self.rc_names.get(&id) {
+            return r.clone();
+        }
+        let r: Rc<str> = Rc::from(self.strings.get(id));
+        self.rc_names.insert(id, r.clone());
+        r
     }
 
-    fn frame_at(&mut self, map: Option<Map>, pid: i32, ip: u64, addr: u64, src: bool) -> Frame {
-        let mut f = Frame {
-            ip,
-            addr,
-            sym: None,
-            dso: None,
-            srcline: None,
+    /// perf's `dso->name`: the recorded path, the short name for the
+    /// kernel and modules.
+    fn dso_name(&mut self, dso: DsoId) -> Rc<str> {
+        if let Some(n) = self.dso_names.get(&dso) {
+            return n.clone();
+        }
+        let d = self.machine.dsos.get(dso);
+        let n: Rc<str> = match d.kind {
+            DsoKind::Kernel | DsoKind::Module => Rc::from(d.short_name.as_str()),
+            _ => Rc::from(d.long_name.as_str()),
         };
-        if let Some(map) = map {
-            f.sym = self.resolver.symbol(&self.machine, &map, pid, ip, addr);
-            f.dso = Some(self.resolver.dso_name(&self.machine, map.dso));
-            if src {
-                f.srcline = self.resolver.srcline(&self.machine, &map, ip, addr, &f.sym);
-            }
-        }
-        f
+        self.dso_names.insert(dso, n.clone());
+        n
     }
 
-    /// Resolves a frame-pointer call chain like perf's
-    /// `thread__resolve_callchain_sample` (callee first).
-    fn callchain(
-        &mut self,
-        pid: i32,
-        tid: i32,
-        chain: impl Iterator<Item = u64>,
-        src: bool,
-    ) -> Vec<Frame> {
-        let max = self.opts.max_stack.unwrap_or(PERF_MAX_STACK_DEPTH);
-        let mut cpumode = misc::USER;
-        let mut out = Vec::new();
-        for ip in chain {
-            if out.len() >= max {
-                break;
-            }
-            if ip >= PERF_CONTEXT_MAX {
-                cpumode = match ip {
-                    PERF_CONTEXT_HV => misc::HYPERVISOR,
-                    PERF_CONTEXT_KERNEL => misc::KERNEL,
-                    PERF_CONTEXT_USER => misc::USER,
-                    _ => {
-                        out.clear();
-                        break;
+    /// A [`ChainFrame`] as printed.
+    fn to_frame(&mut self, cf: &ChainFrame, src: bool) -> Frame {
+        let sym = cf.sym.map(|id| {
+            let s = self.resolver.syms[id.0 as usize].clone();
+            (self.rc(s.name), s.start, s.end)
+        });
+        let dso = cf.map.map(|m| self.dso_name(m.dso));
+        let mut srcline = None;
+        if src {
+            if let Some(m) = &cf.map {
+                let (l, _) = self.resolver.srcline(
+                    &self.machine,
+                    &mut self.strings,
+                    m,
+                    cf.ip,
+                    cf.addr,
+                    cf.sym,
+                );
+                if let Some(l) = l {
+                    if !self.strings.get(l).starts_with("??:0") {
+                        srcline = Some(self.rc(l));
                     }
-                };
-                continue;
+                }
             }
-            out.push(self.frame(pid, tid, cpumode, ip, src));
         }
-        out
+        Frame {
+            ip: cf.ip,
+            addr: cf.addr,
+            sym,
+            dso,
+            srcline,
+            inlined: cf.inlined,
+        }
     }
 
     /// Walks all records in delivery order, keeping the machine up to date,
@@ -947,6 +817,15 @@ impl<'f> Session<'f> {
                     let tid = s.tid.map_or(-1, |t| t as i32);
                     let cpu = s.cpu.unwrap_or(0);
                     let ip = s.ip.unwrap_or(0);
+                    let cf = self.cc.frame(
+                        &mut self.machine,
+                        &mut self.resolver,
+                        &mut self.strings,
+                        pid,
+                        tid,
+                        r.cpumode(),
+                        ip,
+                    );
                     let loc = self.machine.resolve(pid, tid, r.cpumode(), ip);
                     let th = self.machine.thread(loc.thread);
                     let (tpid, ttid) = (th.pid, th.tid);
@@ -973,12 +852,60 @@ impl<'f> Session<'f> {
                     }
                     let fields = self.fields_of(a);
                     let src = fields.has(OutField::Srcline);
-                    let frame = self.frame_at(loc.map, pid, ip, loc.addr, src);
-                    let chain = match s.callchain {
-                        Some(c) if self.use_callchain(a) && fields.has(OutField::Ip) => {
-                            Some(self.callchain(pid, tid, c.iter(), src))
+                    let frame = self.to_frame(&cf, src);
+                    let chain = if self.use_callchain(a) && fields.has(OutField::Ip) {
+                        let max_stack = self.opts.max_stack.unwrap_or(PERF_MAX_STACK_DEPTH);
+                        // The sample's own chain: perf 6.1 adds no inline
+                        // frames to it (verified with perf script --inline).
+                        let params = ChainParams {
+                            order: Order::Callee,
+                            max_stack,
+                            inline: false,
+                        };
+                        let mut buf = std::mem::take(&mut self.chain_buf);
+                        self.cc.resolve(
+                            &mut self.machine,
+                            &mut self.resolver,
+                            &mut self.strings,
+                            a,
+                            &s,
+                            &params,
+                            None,
+                            &mut buf,
+                        );
+                        // DWARF-unwound user frames come after it, with
+                        // inline frames (perf's unwind_entry → append_inlines).
+                        if let Some(mut unw) = self.unwinder.take() {
+                            if can_unwind(a, &s) {
+                                let user_only = Sample {
+                                    callchain: None,
+                                    ..s.clone()
+                                };
+                                let params = ChainParams {
+                                    order: Order::Callee,
+                                    max_stack,
+                                    inline: true,
+                                };
+                                let mut more = Vec::new();
+                                self.cc.resolve(
+                                    &mut self.machine,
+                                    &mut self.resolver,
+                                    &mut self.strings,
+                                    a,
+                                    &user_only,
+                                    &params,
+                                    Some(&mut *unw as &mut dyn Unwinder),
+                                    &mut more,
+                                );
+                                buf.extend(more);
+                            }
+                            self.unwinder = Some(unw);
                         }
-                        _ => None,
+                        let v: Vec<Frame> = buf.iter().map(|f| self.to_frame(f, src)).collect();
+                        self.chain_buf = buf;
+                        Some(v)
+                    } else {
+                        None
                     };
                     let period = s.period.unwrap_or(a.sample_period_or_freq);
                     let comm = self.machine.comms.get(comm_id).to_string();
@@ -1133,13 +1060,16 @@ impl<'f> Session<'f> {
                 None => s.push_str("[unknown]"),
             }
         }
-        if f.has(OutField::Dso) {
+        if f.has(OutField::Dso) && !fr.inlined {
             let _ = write!(s, " ({})", fr.dso.as_deref().unwrap_or("[unknown]"));
         }
         if f.has(OutField::Srcline) {
             if let Some(l) = &fr.srcline {
                 let _ = write!(s, "\n  {l}");
             }
+        }
+        if fr.inlined {
+            s.push_str(" (inlined)");
         }
     }
 }

@@ -31,6 +31,7 @@ pub fn run(args: FlamegraphArgs) -> Result<ExitCode> {
             o.symfs = args.symfs.clone();
             o.kallsyms = args.kallsyms.clone();
             o.file_loader = Some(super::script::file_loader());
+            o.unwinder = Some(super::script::dwarf_unwinder());
             let (stacks, warnings) =
                 folded::folded(&file, o).map_err(|e| anyhow::anyhow!("{}: {e}", input.name))?;
             (stacks, warnings, input.name.clone())

@@ -50,6 +50,11 @@ pub(crate) fn file_loader() -> prec_report::symbolize::FileLoader {
     })
 }
 
+/// DWARF unwinding for `--call-graph dwarf` recordings.
+pub(crate) fn dwarf_unwinder() -> prec_report::script::UnwinderFactory {
+    std::sync::Arc::new(|| Box::new(prec_report::unwind::DwarfUnwinder::new()))
+}
+
 fn options(args: &ScriptArgs) -> Result<ScriptOptions> {
     let mut o = ScriptOptions::new();
     o.fields = args.fields.clone();
@@ -80,6 +85,7 @@ fn options(args: &ScriptArgs) -> Result<ScriptOptions> {
     o.kallsyms = args.kallsyms.clone();
     o.demangle = !args.no_demangle;
     o.file_loader = Some(file_loader());
+    o.unwinder = Some(dwarf_unwinder());
     Ok(o)
 }
 
