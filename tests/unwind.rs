@@ -7,8 +7,10 @@
 //!   (perf unwinds with libunwind/libdw). Requires >= 95 % of the samples of
 //!   the program to reach `main` and >= 95 % to equal perf's chain.
 //! * `checked_in_fixture_reaches_main`: the same on
-//!   `fixtures/perf/callgraph-nofp-dwarf.data`, reach-`main` only (its
-//!   binaries are rebuilt, so symbols are compared only when perf agrees).
+//!   `fixtures/perf/callgraph-nofp-dwarf.data` (dwarf,4096); perf reads the
+//!   same rebuilt binaries, so the chains must still agree.
+//! * `other_programs_match_perf_script`: threads, fork+exec, C++, Rust
+//!   (lld layout: text vaddr != offset) and dlopen, >= 95 % equal chains.
 //! * `bad_input_is_counted_not_fatal`: zero-sized and oversized stack copies,
 //!   ABI 0, garbage registers and stacks.
 //!
@@ -240,7 +242,8 @@ struct Comparison {
     mismatches: Vec<String>,
 }
 
-fn compare(data: &Path, comm: &str) -> Comparison {
+/// Compares the samples of the workload (every comm but perf's own).
+fn compare(data: &Path) -> Comparison {
     let (mine, stats) = unwind_file(data);
     let perf = perf_chains(data);
     eprintln!("{stats}");
@@ -253,7 +256,10 @@ fn compare(data: &Path, comm: &str) -> Comparison {
         mismatches: Vec::new(),
     };
     let has_main = |f: &[(u64, Vec<String>)]| f.iter().any(|(_, n)| n.iter().any(|n| n == "main"));
-    for u in mine.iter().filter(|u| u.comm == comm) {
+    for u in mine
+        .iter()
+        .filter(|u| u.comm != "perf" && u.comm != "perf-exec")
+    {
         c.samples += 1;
         if has_main(&u.frames) {
             c.reach_main += 1;
@@ -315,6 +321,47 @@ fn report(what: &str, c: &Comparison) {
     }
 }
 
+/// Records `bin args` with `perf record --call-graph dwarf` into `dir`.
+fn record_dwarf(dir: &Path, name: &str, bin: &Path, args: &[&str]) -> std::path::PathBuf {
+    let data = dir.join(format!("{name}.data"));
+    let out = perf()
+        .args(["record", "-q", "--call-graph", "dwarf", "-F", "999", "-o"])
+        .arg(&data)
+        .arg("--")
+        .arg(bin)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run perf record");
+    assert!(
+        out.status.success(),
+        "perf record failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    data
+}
+
+/// Other fixture programs: threads, fork+exec, C++, Rust, dlopen.
+#[test]
+fn other_programs_match_perf_script() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    for name in ["threads", "forkexec", "cpp_hot", "rust_hot", "dlopen"] {
+        let data = record_dwarf(&dir, name, &fixture_bin(name), &[]);
+        let c = compare(&data);
+        report(name, &c);
+        assert!(c.samples >= 20, "{name}: too few samples: {}", c.samples);
+        assert!(
+            pct(c.equal_syms, c.samples) >= 95.0 && pct(c.equal_addrs, c.samples) >= 95.0,
+            "{name}: only {:.1} % / {:.1} % of the chains equal perf's",
+            pct(c.equal_syms, c.samples),
+            pct(c.equal_addrs, c.samples)
+        );
+    }
+}
+
 #[test]
 fn dwarf_unwinding_matches_perf_script() {
     if !require_perf_record() {
@@ -337,7 +384,7 @@ fn dwarf_unwinding_matches_perf_script() {
         "perf record failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let c = compare(&data, "callgraph-nofp");
+    let c = compare(&data);
     report("fresh --call-graph dwarf recording", &c);
     assert!(c.samples >= 50, "too few samples: {}", c.samples);
     assert!(
@@ -357,15 +404,27 @@ fn checked_in_fixture_reaches_main() {
     let data = own_fixture("callgraph-nofp-dwarf.data");
     let (mine, stats) = unwind_file(&data);
     eprintln!("{stats}");
-    // The recorded binaries were built elsewhere; the fixture programs are
-    // rebuilt here and may differ, so only check that nothing panics and
-    // that every sample got at least its ip.
     let ours: Vec<&Unwound> = mine.iter().filter(|u| u.comm == "callgraph-nofp").collect();
     assert!(!ours.is_empty());
     assert!(ours
         .iter()
         .all(|u| !u.frames.is_empty() || u.stop == Some(StopReason::NoRegisters)));
     assert_eq!(stats.samples as usize, mine.len());
+    // The recorded binaries are the fixture programs; when they were rebuilt
+    // differently here (other compiler), the comparison says so but only the
+    // fresh recording above is authoritative.
+    if !require_perf() {
+        return;
+    }
+    let c = compare(&data);
+    report("fixtures/perf/callgraph-nofp-dwarf.data (dwarf,4096)", &c);
+    // perf reads the same (rebuilt) files, so the chains must still agree.
+    assert!(
+        pct(c.equal_syms, c.samples) >= 95.0 && pct(c.equal_addrs, c.samples) >= 95.0,
+        "only {:.1} % / {:.1} % of the chains equal perf's",
+        pct(c.equal_syms, c.samples),
+        pct(c.equal_addrs, c.samples)
+    );
 }
 
 fn le(words: &[u64]) -> Vec<u8> {
@@ -432,6 +491,15 @@ fn bad_input_is_counted_not_fatal() {
                 dyn_size: 0,
             },
         ),
+        // stack copied but dyn_size 0
+        (
+            2,
+            raw.clone(),
+            StackUser {
+                data: &garbage,
+                dyn_size: 0,
+            },
+        ),
         // dyn_size larger than the copy
         (
             2,
@@ -469,7 +537,7 @@ fn bad_input_is_counted_not_fatal() {
         let mut space = ThreadSpace::new(&mut machine, 100, 100);
         let r = u.unwind(100, &regs, stack, &mut space, &mut sym);
         assert!(r.frames.len() <= u.max_frames);
-        if *abi == 2 && raw.len() == nregs * 8 {
+        if *abi == 2 && raw.len() == nregs * 8 && stack.dyn_size > 0 {
             assert_eq!(r.frames.first(), Some(&0x5555_0000_1234));
         }
     }
@@ -497,13 +565,18 @@ fn bad_input_is_counted_not_fatal() {
         };
         let mut space = ThreadSpace::new(&mut machine, 100, 100);
         let r = u.unwind(100, &regs, &stack, &mut space, &mut sym);
-        assert!(!r.frames.is_empty() && r.frames.len() <= u.max_frames);
+        assert!(r.frames.len() <= u.max_frames);
+        assert_eq!(r.frames.is_empty(), stack.dyn_size == 0);
     }
     let s = u.stats();
     eprintln!("{s} {s:?}");
     assert_eq!(s.samples, cases.len() as u64 + 500);
-    assert_eq!(s.failed, 3, "abi 0, abi 1 and the short register dump");
-    assert!(s.empty_stack >= 1);
+    assert_eq!(
+        s.failed - s.empty_stack,
+        3,
+        "abi 0, abi 1 and the short register dump"
+    );
+    assert!(s.empty_stack >= 2);
     assert!(s.bad_stack_size >= 1);
     assert_eq!(
         s.complete + s.truncated + s.failed + s.stopped,

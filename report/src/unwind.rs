@@ -19,6 +19,8 @@
 //! re-implementing the FDE lookup, the rule cache and the register
 //! bookkeeping that framehop already does; framehop itself uses gimli.
 //! Sections are located with the `object` crate, as in `symbolize`.
+//! (framehop 0.16 depends on gimli 0.33, so the build carries it next to
+//! the workspace's gimli 0.32; no types cross between them.)
 //!
 //! # How it maps perf's model
 //!
@@ -44,6 +46,8 @@
 //! * Like perf (libunwind's and libdw's `--call-graph dwarf` back ends),
 //!   caller frames are reported as *return address − 1*, so that they fall
 //!   inside the call instruction; the first frame is the sample ip itself.
+//! * An empty stack copy (`dyn_size` 0, e.g. a sample inside `execve`)
+//!   gives no frames at all, like perf ("nothing was captured").
 //! * Unwinding stops when the pc is in no map or in a map without a
 //!   readable binary (perf's libunwind cannot find unwind info there either),
 //!   at the root of the stack (`_start`, `clone3`), or after
@@ -211,6 +215,9 @@ pub enum StopReason {
     /// Not unwound: no user registers (ABI 0), a 32-bit ABI, or the ip/sp
     /// registers missing from the mask.
     NoRegisters,
+    /// Not unwound: the stack copy is empty (`dyn_size` 0, e.g. during
+    /// `execve`); perf then shows no user frames either.
+    NoStack,
 }
 
 /// The outcome for one sample.
@@ -218,7 +225,7 @@ pub enum StopReason {
 pub struct UnwindResult {
     /// User-space addresses, callee first: the sample ip, then each caller's
     /// return address − 1 (perf's `unwind__get_entries`). Empty when the
-    /// registers are unusable.
+    /// registers are unusable or the stack copy is empty.
     pub frames: Vec<u64>,
     /// True when the stack copy ran out before the root of the stack
     /// ([`StopReason::StackExhausted`]).
@@ -236,14 +243,14 @@ pub struct UnwindStats {
     pub complete: u64,
     /// The stack copy ran out first.
     pub truncated: u64,
-    /// Not unwound at all (no/32-bit registers).
+    /// Not unwound at all (no/32-bit registers, empty stack copy).
     pub failed: u64,
     /// Stopped in memory without unwind info, unmapped code, on an unwinder
     /// error or at the frame limit.
     pub stopped: u64,
     /// Stack records with `dyn_size` larger than the copied bytes (clamped).
     pub bad_stack_size: u64,
-    /// Samples with an empty stack copy (only the ip is returned).
+    /// Samples with an empty stack copy (also counted in `failed`).
     pub empty_stack: u64,
 }
 
@@ -252,7 +259,7 @@ impl fmt::Display for UnwindStats {
         write!(
             f,
             "dwarf unwinding: {} samples, {} complete, {} truncated (stack copy too small), \
-             {} not unwound (no user registers), {} stopped early",
+             {} not unwound (no user registers or stack), {} stopped early",
             self.samples, self.complete, self.truncated, self.failed, self.stopped
         )
     }
@@ -457,7 +464,7 @@ impl DwarfUnwinder {
         match r.stop {
             Some(StopReason::Complete) => self.stats.complete += 1,
             Some(StopReason::StackExhausted) => self.stats.truncated += 1,
-            Some(StopReason::NoRegisters) | None => self.stats.failed += 1,
+            Some(StopReason::NoRegisters | StopReason::NoStack) | None => self.stats.failed += 1,
             Some(_) => self.stats.stopped += 1,
         }
         r
@@ -495,7 +502,10 @@ impl DwarfUnwinder {
         let valid = stack.dyn_size.min(have) as usize;
         let data = &stack.data[..valid];
         if data.is_empty() {
+            // perf's thread__resolve_callchain_unwind: "Bail out if nothing
+            // was captured" (dyn_size 0): no user frames at all.
             self.stats.empty_stack += 1;
+            return fail(StopReason::NoStack);
         }
         let mut read_stack = |addr: u64| -> Result<u64, ()> {
             let off = addr.checked_sub(sp).ok_or(())?;
@@ -578,7 +588,7 @@ impl DwarfUnwinder {
                 process.unwinder.remove_module(k);
             }
         }
-        let module = module_for(&mut self.binaries, &map, space, symbolizer);
+        let module = module_for(&mut self.binaries, &map, pc, space, symbolizer);
         let process = self.processes.entry(pid).or_default();
         let loaded = module.is_some();
         if let Some(m) = module {
@@ -597,6 +607,7 @@ impl DwarfUnwinder {
 fn module_for(
     binaries: &mut HashMap<BinaryId, Option<Arc<BinaryUnwindInfo>>>,
     map: &Map,
+    pc: u64,
     space: &dyn AddressSpace,
     symbolizer: &mut Symbolizer,
 ) -> Option<Module<SectionBytes>> {
@@ -612,8 +623,12 @@ fn module_for(
         .entry(bin)
         .or_insert_with(|| load_binary(bin, symbolizer).map(Arc::new))
         .clone()?;
-    let svma = symbolizer.to_elf_address(bin, map.start, map.pgoff, map.start);
-    let bias = map.start.wrapping_sub(svma);
+    // The bias from an address inside the map's code: the map's first page
+    // can belong to the file range of the previous PT_LOAD segment (the map
+    // start is page-aligned down; lld links text at offset + 0x1000), whose
+    // offset-to-vaddr delta differs.
+    let svma = symbolizer.to_elf_address(bin, map.start, map.pgoff, pc);
+    let bias = pc.wrapping_sub(svma);
     Some(Module::new(
         dso.long_name.clone(),
         map.start..map.end,
