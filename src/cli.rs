@@ -196,6 +196,43 @@ pub struct ReportArgs {
     /// Output fields (overhead, sample, period, plus sort keys).
     #[arg(short = 'F', long = "fields")]
     pub fields: Option<String>,
+    /// Branch-stack mode: one entry per sampled branch (default when the
+    /// file has branch stacks).
+    #[arg(short = 'b', long = "branch-stack", overrides_with = "no_branch_stack")]
+    pub branch_stack: bool,
+    /// Report samples, not branches, for files with branch stacks.
+    #[arg(long = "no-branch-stack")]
+    pub no_branch_stack: bool,
+    /// Call graphs: print_type,threshold[,print_limit],order,sort_key,value
+    /// (graph|fractal|flat|folded|none, caller|callee, function|address|srcline,
+    /// percent|period|count); bare -g is graph,0.5,caller,function,percent.
+    #[arg(
+        short = 'g',
+        long = "call-graph",
+        num_args = 0..=1,
+        require_equals = false,
+        default_missing_value = "graph,0.5,caller,function,percent"
+    )]
+    pub call_graph: Option<String>,
+    /// Accumulate callchains of children into parent entries (default with callchains).
+    #[arg(long = "children", overrides_with = "no_children")]
+    pub children: bool,
+    /// Do not accumulate callchains: Overhead is self time only.
+    #[arg(long = "no-children")]
+    pub no_children: bool,
+    /// Caller-based call graphs (alias for -g caller order).
+    #[arg(short = 'G', long = "inverted")]
+    pub inverted: bool,
+    /// Use at most this many callchain entries per sample.
+    #[arg(long = "max-stack")]
+    pub max_stack: Option<usize>,
+    /// Expand inline functions in call chains from DWARF (perf 6.1 as
+    /// packaged shows none, so this is off by default).
+    #[arg(long = "inline", overrides_with = "no_inline")]
+    pub inline: bool,
+    /// Do not expand inline functions (default).
+    #[arg(long = "no-inline")]
+    pub no_inline: bool,
     /// Show a column with the number of samples.
     #[arg(short = 'n', long = "show-nr-samples")]
     pub show_nr_samples: bool,

@@ -123,7 +123,7 @@ fn main() -> std::io::Result<()> {
         }
         w.write_record(RecordType::SAMPLE, MISC_USER, &body)?;
         n += 1;
-        if n % 10_000 == 0 {
+        if n.is_multiple_of(10_000) {
             w.write_record(RecordType::FINISHED_ROUND, 0, &[])?;
         }
     }

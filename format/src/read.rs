@@ -34,6 +34,10 @@ pub const PIPE_HEADER_SIZE: u64 = 16;
 /// (its default mmap size); guards against decompression bombs.
 const DEFAULT_DECOMPRESSED_LIMIT: u64 = 16 << 20;
 
+/// The records held by one COMPRESSED record (by its offset), or why
+/// they could not be had.
+type DecompressedChunk = (u64, Result<Box<[u8]>>);
+
 /// File or pipe mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
@@ -99,7 +103,7 @@ pub struct PerfFile<'a> {
     id_index: Vec<(u64, usize)>,
     decompressed_limit: u64,
     /// COMPRESSED records' contents by record offset, made on first use.
-    decompressed: OnceLock<Vec<(u64, Result<Box<[u8]>>)>>,
+    decompressed: OnceLock<Vec<DecompressedChunk>>,
     warnings: Vec<String>,
 }
 
@@ -183,11 +187,7 @@ impl<'a> PerfFile<'a> {
                 )),
             ));
         };
-        let nr_attrs = if attr_size == 0 {
-            0
-        } else {
-            attrs.size / attr_size
-        };
+        let nr_attrs = attrs.size.checked_div(attr_size).unwrap_or(0);
         let mut event_attrs = Vec::new();
         let mut ac = Cursor::new(
             &input[attrs.offset as usize..attrs_end as usize],
@@ -332,16 +332,14 @@ impl<'a> PerfFile<'a> {
                         });
                     }
                 }
-                RecordType::HEADER_FEATURE => {
-                    if r.body.len() >= 8 {
-                        let id = endian.u64(r.body);
-                        let id = FeatureId(u32::try_from(id).unwrap_or(u32::MAX));
-                        features.push(RawFeature {
-                            id,
-                            offset: r.offset + 16,
-                            data: &r.body[8..],
-                        });
-                    }
+                RecordType::HEADER_FEATURE if r.body.len() >= 8 => {
+                    let id = endian.u64(r.body);
+                    let id = FeatureId(u32::try_from(id).unwrap_or(u32::MAX));
+                    features.push(RawFeature {
+                        id,
+                        offset: r.offset + 16,
+                        data: &r.body[8..],
+                    });
                 }
                 _ => {}
             }

@@ -92,6 +92,7 @@ pub struct TaskEvent {
 /// separately by [`RawRecord::sample_id`].
 #[derive(Clone, Debug)]
 #[non_exhaustive]
+#[allow(clippy::large_enum_variant)] // samples dominate; boxing them would allocate per record
 pub enum Record<'a> {
     Mmap(Mmap<'a>),
     Lost {
@@ -293,10 +294,7 @@ impl<'a> RawRecord<'a> {
     pub fn sample_id(&self, attr: &Attr) -> SampleId {
         let t = attr.sample_type;
         if self.header.kind == RecordType::SAMPLE {
-            return match Sample::parse_prefix(self.body, attr, self.endian) {
-                Some(s) => s,
-                None => SampleId::default(),
-            };
+            return Sample::parse_prefix(self.body, attr, self.endian).unwrap_or_default();
         }
         if !self.header.kind.is_kernel() || !attr.sample_id_all() {
             return SampleId::default();

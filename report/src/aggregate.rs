@@ -41,6 +41,16 @@ pub enum SortKey {
     Srcfile,
     Cpu,
     Parent,
+    /// Branch mode: the branch source's DSO.
+    DsoFrom,
+    /// Branch mode: the branch target's DSO.
+    DsoTo,
+    /// Branch mode: the branch source's symbol.
+    SymFrom,
+    /// Branch mode: the branch target's symbol.
+    SymTo,
+    /// Branch mode: the basic block's cycles.
+    Cycles,
 }
 
 impl SortKey {
@@ -57,6 +67,11 @@ impl SortKey {
             "srcfile" => SortKey::Srcfile,
             "cpu" => SortKey::Cpu,
             "parent" => SortKey::Parent,
+            "dso_from" => SortKey::DsoFrom,
+            "dso_to" => SortKey::DsoTo,
+            "symbol_from" => SortKey::SymFrom,
+            "symbol_to" => SortKey::SymTo,
+            "cycles" => SortKey::Cycles,
             _ => return None,
         })
     }
@@ -72,9 +87,31 @@ impl SortKey {
             SortKey::Srcfile => "Source File",
             SortKey::Cpu => "CPU",
             SortKey::Parent => "Parent symbol",
+            SortKey::DsoFrom => "Source Shared Object",
+            SortKey::DsoTo => "Target Shared Object",
+            SortKey::SymFrom => "Source Symbol",
+            SortKey::SymTo => "Target Symbol",
+            SortKey::Cycles => "Basic Block Cycles",
         }
     }
+
+    /// Whether the key needs branch-stack mode.
+    pub fn is_branch(self) -> bool {
+        matches!(
+            self,
+            SortKey::DsoFrom | SortKey::DsoTo | SortKey::SymFrom | SortKey::SymTo | SortKey::Cycles
+        )
+    }
 }
+
+/// perf 6.1's `default_branch_sort_order`.
+pub const BRANCH_SORT: &[SortKey] = &[
+    SortKey::Comm,
+    SortKey::DsoFrom,
+    SortKey::SymFrom,
+    SortKey::SymTo,
+    SortKey::Cycles,
+];
 
 /// An output column (`-F`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,6 +146,14 @@ pub struct Options {
     pub quiet: bool,
     /// How binaries are opened (see [`SymbolizerOptions::loader`]).
     pub file_loader: Option<FileLoader>,
+    /// Whether `sort` was chosen by the user (`--sort`/`-F`); otherwise
+    /// branch mode replaces it with [`BRANCH_SORT`].
+    pub sort_given: bool,
+    /// `--branch-stack` (Some(true)) / `--no-branch-stack` (Some(false));
+    /// None: branch mode when the file has the BRANCH_STACK feature.
+    pub branch_stack: Option<bool>,
+    /// Resolved by [`build`]: one hist entry per branch-stack entry.
+    pub branch_mode: bool,
 }
 
 impl Default for Options {
@@ -131,6 +176,9 @@ impl Default for Options {
             demangle: true,
             quiet: false,
             file_loader: None,
+            sort_given: false,
+            branch_stack: None,
+            branch_mode: false,
         }
     }
 }
@@ -228,6 +276,36 @@ struct Key {
     srcline: u32,
     srcfile: u32,
     cpu: u32,
+    /// Branch mode: DSO name + 1 of source/target, symbol id + 1 (else the
+    /// raw address) of source/target, cycles.
+    from_dso: u32,
+    to_dso: u32,
+    from_sym: u32,
+    from_addr: u64,
+    to_sym: u32,
+    to_addr: u64,
+    cycles: u16,
+}
+
+/// One end of a branch (perf's `addr_map_symbol`).
+#[derive(Clone, Copy, Debug)]
+pub struct BranchAddr {
+    pub map: Option<Map>,
+    pub sym: Option<SymId>,
+    /// The raw address.
+    pub addr: u64,
+    /// `al_addr`: the map-relative address.
+    pub al_addr: u64,
+    /// `al_level`.
+    pub level: u8,
+}
+
+/// perf's `branch_info` of a branch-mode hist entry.
+#[derive(Clone, Copy, Debug)]
+pub struct BranchInfo {
+    pub from: BranchAddr,
+    pub to: BranchAddr,
+    pub cycles: u16,
 }
 
 /// One line of the report.
@@ -250,6 +328,8 @@ pub struct Entry {
     pub cpu: u32,
     /// Filtered out by --comms/--pids/--tids/--dsos/--symbols.
     pub filtered: bool,
+    /// Branch mode: the branch of this entry.
+    pub branch: Option<BranchInfo>,
 }
 
 /// One event's hists.
@@ -611,6 +691,28 @@ impl Resolver {
     }
 }
 
+/// Resolves one end of a branch (perf's `ip__resolve_ams`).
+fn branch_addr(
+    machine: &Machine,
+    resolver: &mut Resolver,
+    strings: &mut Strings,
+    thread: ThreadId,
+    pid: i32,
+    ip: u64,
+) -> BranchAddr {
+    let (level, map, al_addr) = machine.resolve_branch(thread, ip);
+    let sym = map
+        .as_ref()
+        .and_then(|m| resolver.symbol(machine, strings, m, pid, ip, al_addr));
+    BranchAddr {
+        map,
+        sym,
+        addr: ip,
+        al_addr,
+        level,
+    }
+}
+
 /// Parses `--time START,STOP` (seconds with decimals) into ns.
 pub fn parse_time(s: &str) -> Result<(Option<u64>, Option<u64>), String> {
     let (a, b) = s
@@ -640,6 +742,17 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
     let endian = file.endian();
     let mut warnings: Vec<String> = file.warnings().to_vec();
     let attrs = file.attrs();
+    let mut options = options;
+    // perf report: branch mode by default when the file has the
+    // BRANCH_STACK feature (not with user stacks).
+    let has_br_stack = file.feature(FeatureId::BRANCH_STACK).is_some()
+        && attrs
+            .iter()
+            .all(|a| a.attr.sample_type & st::STACK_USER == 0);
+    options.branch_mode = options.branch_stack.unwrap_or(has_br_stack);
+    if options.branch_mode && !options.sort_given {
+        options.sort = BRANCH_SORT.to_vec();
+    }
     // Event names: EVENT_DESC by first id, else from the attr.
     let mut names: Vec<Option<String>> = vec![None; attrs.len()];
     let mut group_descs = Vec::new();
@@ -899,6 +1012,102 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                         syms.iter().any(|x| x == n)
                     });
                 }
+                if options.branch_mode {
+                    let Some(bs) = &s.branch_stack else { continue };
+                    let tid = th.tid;
+                    let nr = bs.entries.len() / 3;
+                    for i in 0..nr {
+                        let w = |j: usize| bs.entries.get(i * 3 + j).unwrap_or(0);
+                        let from = branch_addr(
+                            &machine,
+                            &mut resolver,
+                            &mut strings,
+                            loc.thread,
+                            pid,
+                            w(0),
+                        );
+                        let to = branch_addr(
+                            &machine,
+                            &mut resolver,
+                            &mut strings,
+                            loc.thread,
+                            pid,
+                            w(1),
+                        );
+                        let bi = BranchInfo {
+                            from,
+                            to,
+                            cycles: ((w(2) >> 4) & 0xffff) as u16,
+                        };
+                        let mut dso_id = |m: Option<Map>| -> u32 {
+                            m.map_or(0, |m| {
+                                *dso_names.entry(m.dso).or_insert_with(|| {
+                                    strings.intern(&machine.dsos.get(m.dso).short_name).0
+                                }) + 1
+                            })
+                        };
+                        let mut key = Key::default();
+                        for k in &options.sort {
+                            match k {
+                                SortKey::Comm => key.comm = loc.comm.0,
+                                SortKey::Pid | SortKey::Tid => key.tid = tid,
+                                SortKey::Dso => key.dso = dso_id(to.map),
+                                SortKey::Sym | SortKey::SymOff => {
+                                    match to.sym {
+                                        Some(id) => {
+                                            key.sym = id.0 + 1;
+                                            key.dso = dso_id(to.map);
+                                        }
+                                        None => key.addr = to.addr,
+                                    }
+                                    if *k == SortKey::SymOff {
+                                        key.addr = to.addr;
+                                    }
+                                }
+                                SortKey::DsoFrom => key.from_dso = dso_id(from.map),
+                                SortKey::DsoTo => key.to_dso = dso_id(to.map),
+                                SortKey::SymFrom => match from.sym {
+                                    Some(id) => key.from_sym = id.0 + 1,
+                                    None => key.from_addr = from.addr,
+                                },
+                                SortKey::SymTo => match to.sym {
+                                    Some(id) => key.to_sym = id.0 + 1,
+                                    None => key.to_addr = to.addr,
+                                },
+                                SortKey::Cycles => key.cycles = bi.cycles,
+                                SortKey::Cpu => key.cpu = cpu,
+                                SortKey::Srcline | SortKey::Srcfile | SortKey::Parent => {}
+                            }
+                        }
+                        let h = &mut hists[ai];
+                        h.nr_samples += 1;
+                        h.total_period += 1;
+                        let n = h.entries.len();
+                        let idx = *h.index.entry(key).or_insert(n);
+                        if idx == n {
+                            h.entries.push(Entry {
+                                period: 0,
+                                nr_samples: 0,
+                                group_periods: Vec::new(),
+                                thread: loc.thread,
+                                comm: loc.comm,
+                                level: loc.level,
+                                map: to.map,
+                                addr: to.addr,
+                                sym: to.sym,
+                                srcline: None,
+                                srcfile: None,
+                                cpu,
+                                filtered,
+                                branch: Some(bi),
+                            });
+                        }
+                        let e = &mut h.entries[idx];
+                        e.period += 1;
+                        e.nr_samples += 1;
+                    }
+                    continue;
+                }
                 let mut key = Key::default();
                 for k in &options.sort {
                     match k {
@@ -920,6 +1129,12 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                         SortKey::Cpu => key.cpu = cpu,
                         SortKey::Srcline | SortKey::Srcfile => {}
                         SortKey::Parent => {}
+                        // Branch keys: only in branch mode.
+                        SortKey::DsoFrom
+                        | SortKey::DsoTo
+                        | SortKey::SymFrom
+                        | SortKey::SymTo
+                        | SortKey::Cycles => {}
                     }
                 }
                 let mut src = (None, None);
@@ -957,6 +1172,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                         srcfile: src.1,
                         cpu,
                         filtered,
+                        branch: None,
                     });
                 }
                 let e = &mut h.entries[idx];
@@ -970,7 +1186,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
     // sample resolved to a symbol, even when symbols are not a sort key.
     if !need_sym {
         for h in &mut hists {
-            for e in &mut h.entries {
+            for e in h.entries.iter_mut().filter(|e| e.branch.is_none()) {
                 if let Some(map) = e.map {
                     let pid = machine.thread(e.thread).pid;
                     let ip = if map.identity {
@@ -1124,6 +1340,46 @@ fn null_last<T>(a: Option<T>, b: Option<T>, f: impl FnOnce(T, T) -> Ordering) ->
     }
 }
 
+/// The branch keys' `se_cmp` (also their sort order: they have no
+/// `se_sort`), as an ordering where `Less` comes first.
+fn branch_cmp(d: &ReportData, k: SortKey, a: &Entry, b: &Entry) -> Ordering {
+    let (Some(x), Some(y)) = (&a.branch, &b.branch) else {
+        return null_last(a.branch.as_ref(), b.branch.as_ref(), |_, _| Ordering::Equal);
+    };
+    let dso = |e: &BranchAddr| e.map.map(|m| d.machine.dsos.get(m.dso).short_name.as_str());
+    // _sort__dso_cmp(left, right) without perf's usual swap: descending,
+    // no map first.
+    let dso_cmp = |p: &BranchAddr, q: &BranchAddr| match (dso(p), dso(q)) {
+        (Some(p), Some(q)) => scmp(q, p),
+        (None, Some(_)) => Ordering::Less,
+        (Some(_), None) => Ordering::Greater,
+        (None, None) => Ordering::Equal,
+    };
+    let sym_cmp = |p: &BranchAddr, q: &BranchAddr| {
+        if p.sym.is_none() && q.sym.is_none() {
+            // _sort__addr_cmp: (s64)(right - left)
+            return (p.addr as i64).cmp(&(q.addr as i64));
+        }
+        null_last(
+            p.sym.map(|s| &d.syms[s.0 as usize]),
+            q.sym.map(|s| &d.syms[s.0 as usize]),
+            |s, t| {
+                (s.start as i64)
+                    .cmp(&(t.start as i64))
+                    .then((s.end as i64).cmp(&(t.end as i64)))
+            },
+        )
+    };
+    match k {
+        SortKey::DsoFrom => dso_cmp(&x.from, &y.from),
+        SortKey::DsoTo => dso_cmp(&x.to, &y.to),
+        SortKey::SymFrom => sym_cmp(&x.from, &y.from),
+        SortKey::SymTo => sym_cmp(&x.to, &y.to),
+        SortKey::Cycles => y.cycles.cmp(&x.cycles),
+        _ => Ordering::Equal,
+    }
+}
+
 fn sort_entries(data: &mut ReportData, hi: usize) {
     let mut entries = std::mem::take(&mut data.hists[hi].entries);
     let keys = data.options.sort.clone();
@@ -1160,6 +1416,11 @@ fn sort_entries(data: &mut ReportData, hi: usize) {
                 SortKey::Srcfile => scmp(srcfile(a), srcfile(b)),
                 SortKey::Cpu => a.cpu.cmp(&b.cpu),
                 SortKey::Parent => Ordering::Equal,
+                SortKey::DsoFrom
+                | SortKey::DsoTo
+                | SortKey::SymFrom
+                | SortKey::SymTo
+                | SortKey::Cycles => branch_cmp(d, *k, a, b),
             };
             if o != Ordering::Equal {
                 return o;
@@ -1191,6 +1452,11 @@ fn sort_entries(data: &mut ReportData, hi: usize) {
                 SortKey::Srcfile => scmp(srcfile(a), srcfile(b)),
                 SortKey::Cpu => a.cpu.cmp(&b.cpu),
                 SortKey::Parent => Ordering::Equal,
+                SortKey::DsoFrom
+                | SortKey::DsoTo
+                | SortKey::SymFrom
+                | SortKey::SymTo
+                | SortKey::Cycles => branch_cmp(d, *k, a, b),
             };
             if o != Ordering::Equal {
                 return o;

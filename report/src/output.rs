@@ -47,6 +47,12 @@ struct Widths {
     srcline: usize,
     srcfile: usize,
     cpu: usize,
+    /// Branch mode: HISTC_DSO_FROM, HISTC_DSO_TO, HISTC_SYMBOL_FROM,
+    /// HISTC_SYMBOL_TO.
+    dso_from: usize,
+    dso_to: usize,
+    sym_from: usize,
+    sym_to: usize,
 }
 
 /// perf's `sort__setup_elide`: a key filtered to exactly one value
@@ -116,6 +122,10 @@ fn calc_widths(data: &ReportData, h: &Hists) -> Widths {
         srcline: 0,
         srcfile: 0,
         cpu: 0,
+        dso_from: 0,
+        dso_to: 0,
+        sym_from: 0,
+        sym_to: 0,
     };
     for e in h.entries.iter().filter(|e| visible(e)) {
         match sym_name(data, e) {
@@ -141,6 +151,24 @@ fn calc_widths(data: &ReportData, h: &Hists) -> Widths {
         let sf = e.srcfile.map_or(0, |s| data.strings.get(s).len());
         w.srcfile = w.srcfile.max(sf);
         w.cpu = w.cpu.max(e.cpu.to_string().len());
+        if let Some(b) = &e.branch {
+            // hists__calc_col_len: the DSO width counts only with a symbol.
+            let end = |a: &crate::aggregate::BranchAddr, sym: &mut usize, dso: &mut usize| match (
+                a.sym, a.map,
+            ) {
+                (Some(s), Some(m)) => {
+                    let n = data.strings.get(data.syms[s.0 as usize].name).len();
+                    *sym = (*sym).max(n + 4);
+                    *dso = (*dso).max(data.machine.dsos.get(m.dso).short_name.len());
+                }
+                _ => {
+                    *sym = (*sym).max(16 + 4 + 2);
+                    *dso = (*dso).max(16);
+                }
+            };
+            end(&b.from, &mut w.sym_from, &mut w.dso_from);
+            end(&b.to, &mut w.sym_to, &mut w.dso_to);
+        }
     }
     w
 }
@@ -155,6 +183,11 @@ fn key_width(k: SortKey, w: &Widths) -> usize {
         SortKey::Srcfile => w.srcfile,
         SortKey::Cpu => w.cpu,
         SortKey::Parent => 7,
+        SortKey::DsoFrom => w.dso_from,
+        SortKey::DsoTo => w.dso_to,
+        SortKey::SymFrom => w.sym_from,
+        SortKey::SymTo => w.sym_to,
+        SortKey::Cycles => 0,
     };
     v.max(k.header().len())
 }
@@ -195,6 +228,8 @@ fn key_value(data: &ReportData, e: &Entry, k: SortKey, width: usize) -> String {
                         format!("{prefix}{name}")
                     }
                 }
+                // printf("%-#.*llx", 16, addr): no 0x for zero.
+                _ if e.addr == 0 => format!("[{lvl}] {:016x}", 0),
                 _ => format!("[{lvl}] {:#018x}", e.addr),
             }
         }
@@ -205,7 +240,53 @@ fn key_value(data: &ReportData, e: &Entry, k: SortKey, width: usize) -> String {
         SortKey::Srcfile => e.srcfile.map_or("", |s| data.strings.get(s)).to_string(),
         SortKey::Cpu => format!("{:>width$}", e.cpu),
         SortKey::Parent => pad("[other]", width),
+        SortKey::DsoFrom | SortKey::DsoTo => {
+            let a = e
+                .branch
+                .map(|b| if k == SortKey::DsoFrom { b.from } else { b.to });
+            match a {
+                None => pad("N/A", width),
+                Some(a) => match a.map {
+                    Some(m) => pad(&data.machine.dsos.get(m.dso).short_name, width),
+                    None => pad("[unknown]", width),
+                },
+            }
+        }
+        SortKey::SymFrom | SortKey::SymTo => {
+            let a = e
+                .branch
+                .map(|b| if k == SortKey::SymFrom { b.from } else { b.to });
+            match a {
+                None => pad("N/A", width),
+                Some(a) => branch_sym(data, &a, width),
+            }
+        }
+        SortKey::Cycles => match e.branch {
+            None => "N/A".chars().take(width).collect(),
+            Some(b) if b.cycles == 0 => pad("-", width),
+            Some(b) => pad(&(b.cycles as i16).to_string(), width),
+        },
     }
+}
+
+/// perf's `_hist_entry__sym_snprintf` for a branch end.
+fn branch_sym(data: &ReportData, a: &crate::aggregate::BranchAddr, width: usize) -> String {
+    let mut s = format!("[{}] ", a.level as char);
+    match (a.sym, a.map) {
+        (Some(sym), Some(_)) => {
+            let name = data.strings.get(data.syms[sym.0 as usize].name);
+            let room = width.saturating_sub(s.len());
+            s.extend(name.chars().take(room));
+        }
+        _ => {
+            if a.al_addr == 0 {
+                s.push_str("0000000000000000");
+            } else {
+                s.push_str(&format!("{:#018x}", a.al_addr));
+            }
+        }
+    }
+    pad(&s, width)
 }
 
 fn pct(v: u64, total: u64) -> f64 {

@@ -385,6 +385,21 @@ impl Machine {
         }
     }
 
+    /// Resolves a branch-stack address like perf's
+    /// `thread__find_cpumode_addr_location`: the thread's maps (level `.`),
+    /// then the kernel's (`k`); guest modes are not modelled, so a miss is
+    /// `H` with no map and the raw address.
+    pub fn resolve_branch(&self, thread: ThreadId, ip: u64) -> (u8, Option<Map>, u64) {
+        let t = self.thread(thread);
+        if let Some(m) = self.maps[t.maps.0 as usize].find(ip) {
+            return (b'.', Some(*m), m.map_ip(ip));
+        }
+        if let Some(m) = self.kernel.find(ip) {
+            return (b'k', Some(*m), m.map_ip(ip));
+        }
+        (b'H', None, ip)
+    }
+
     /// The DSO handle of a map's DSO.
     pub fn dso_of(&self, map: &Map) -> DsoId {
         map.dso

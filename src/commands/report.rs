@@ -76,6 +76,31 @@ fn options(args: &ReportArgs) -> Result<Options> {
         }
         o.fields = Some(fields);
     }
+    o.sort_given = args.sort.is_some() || args.fields.is_some();
+    if args.no_branch_stack {
+        o.branch_stack = Some(false);
+    } else if args.branch_stack {
+        o.branch_stack = Some(true);
+    }
+    // Call graphs (perf's -g/--children/-G/--max-stack).
+    if let Some(g) = &args.call_graph {
+        prec_report::callgraph::parse_report_opt(g, &mut o.callgraph)
+            .map_err(anyhow::Error::msg)?;
+    }
+    if args.no_children {
+        o.callgraph.children = false;
+    } else if args.children {
+        o.callgraph.children = true;
+    }
+    if args.inverted {
+        o.callgraph.order = prec_report::callchain::Order::Caller;
+    }
+    if let Some(n) = args.max_stack {
+        o.callgraph.max_stack = n;
+    }
+    o.callgraph.inline = args.inline && !args.no_inline;
+    o.callgraph.skip_first_sym =
+        args.fields.is_none() && args.sort.as_deref().is_some_and(|s| s.starts_with("sym"));
     o.show_nr_samples = args.show_nr_samples;
     o.percent_limit = args.percent_limit.unwrap_or(0.0);
     o.comms = strings(&args.comms);

@@ -303,6 +303,26 @@ fn with_symfs(symfs: Option<&Path>, path: &Path) -> PathBuf {
     }
 }
 
+/// The running process's vdso image (from `/proc/self/maps` and
+/// `/proc/self/mem`).
+fn current_vdso() -> std::io::Result<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let maps = std::fs::read_to_string("/proc/self/maps")?;
+    let line = maps
+        .lines()
+        .find(|l| l.trim_end().ends_with("[vdso]"))
+        .ok_or_else(|| std::io::Error::other("no [vdso] mapping"))?;
+    let range = line.split_whitespace().next().unwrap_or("");
+    let (a, b) = range.split_once('-').unwrap_or(("", ""));
+    let parse = |x: &str| u64::from_str_radix(x, 16).map_err(std::io::Error::other);
+    let (start, end) = (parse(a)?, parse(b)?);
+    let mut mem = std::fs::File::open("/proc/self/mem")?;
+    mem.seek(SeekFrom::Start(start))?;
+    let mut buf = vec![0u8; end.saturating_sub(start) as usize];
+    mem.read_exact(&mut buf)?;
+    Ok(buf)
+}
+
 fn home_debug_dir() -> Option<PathBuf> {
     std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".debug"))
 }
@@ -391,8 +411,19 @@ impl Symbolizer {
         }
         let mut mismatch: Option<(PathBuf, Option<Vec<u8>>)> = None;
         let mut corrupt: Option<(PathBuf, String)> = None;
+        // perf copies its own process's vdso for `[vdso]` maps
+        // (`machine__findnew_vdso`): the running kernel's image.
+        let vdso = path == "[vdso]";
+        if vdso {
+            candidates.push(PathBuf::from("[vdso]"));
+        }
         for cand in candidates {
-            let Ok(map) = self.load_file(&cand) else {
+            let loaded = if vdso && cand.as_os_str() == "[vdso]" {
+                current_vdso().map(FileBytes::new)
+            } else {
+                self.load_file(&cand)
+            };
+            let Ok(map) = loaded else {
                 continue;
             };
             let info = match elf::parse_info(&map) {

@@ -91,43 +91,23 @@ fn prefer_first(a: &Sym, b: &Sym) -> bool {
 
 impl SymbolTable {
     /// Builds a table like perf: stable sort by start address, then
-    /// `symbols__fixup_duplicate` (unless `keep_duplicates`, used for JIT maps
-    /// where the most recent entry wins), then `symbols__fixup_end`.
+    /// `symbols__fixup_duplicate` (unless `keep_last_duplicate`, used for JIT
+    /// maps where the most recent entry wins), then `symbols__fixup_end`.
+    /// For kallsyms perf 6.1 (`__dso__load_kallsyms`) fixes the ends first:
+    /// of symbols sharing an address only the last one then has a size, so
+    /// `choose_best_symbol` keeps it (`__pi_memcpy`, not `memcpy`).
     pub fn build(mut syms: Vec<Sym>, is_kallsyms: bool, keep_last_duplicate: bool) -> Self {
         syms.sort_by_key(|s| s.start);
-        let mut out: Vec<Sym> = Vec::with_capacity(syms.len());
-        for sym in syms {
-            match out.last() {
-                Some(prev) if prev.start == sym.start => {
-                    if keep_last_duplicate || !prefer_first(prev, &sym) {
-                        out.pop();
-                        out.push(sym);
-                    }
-                }
-                _ => out.push(sym),
+        if is_kallsyms {
+            fixup_end(&mut syms, true);
+            SymbolTable {
+                syms: fixup_duplicate(syms, keep_last_duplicate),
             }
+        } else {
+            let mut out = fixup_duplicate(syms, keep_last_duplicate);
+            fixup_end(&mut out, false);
+            SymbolTable { syms: out }
         }
-        // symbols__fixup_end
-        let n = out.len();
-        for i in 1..n {
-            let (head, tail) = out.split_at_mut(i);
-            let prev = &mut head[i - 1];
-            let curr = &tail[0];
-            if prev.end == prev.start {
-                if is_kallsyms && prev.module.is_some() != curr.module.is_some() {
-                    // Last kernel/module symbol: map to the end of the page.
-                    prev.end = round_up_page(prev.end.saturating_add(4096));
-                } else {
-                    prev.end = curr.start;
-                }
-            }
-        }
-        if let Some(last) = out.last_mut() {
-            if last.end == last.start {
-                last.end = round_up_page(last.start).saturating_add(4096);
-            }
-        }
-        SymbolTable { syms: out }
     }
 
     /// Adds synthesized PLT symbols after the fix-ups, like perf 6.1 does
@@ -196,6 +176,46 @@ impl SymbolTable {
     #[cfg(test)]
     pub fn iter(&self) -> impl Iterator<Item = &Sym> {
         self.syms.iter()
+    }
+}
+
+/// perf's `symbols__fixup_duplicate` on a start-sorted list.
+fn fixup_duplicate(syms: Vec<Sym>, keep_last: bool) -> Vec<Sym> {
+    let mut out: Vec<Sym> = Vec::with_capacity(syms.len());
+    for sym in syms {
+        match out.last() {
+            Some(prev) if prev.start == sym.start => {
+                if keep_last || !prefer_first(prev, &sym) {
+                    out.pop();
+                    out.push(sym);
+                }
+            }
+            _ => out.push(sym),
+        }
+    }
+    out
+}
+
+/// perf's `symbols__fixup_end` on a start-sorted list.
+fn fixup_end(out: &mut [Sym], is_kallsyms: bool) {
+    let n = out.len();
+    for i in 1..n {
+        let (head, tail) = out.split_at_mut(i);
+        let prev = &mut head[i - 1];
+        let curr = &tail[0];
+        if prev.end == prev.start {
+            if is_kallsyms && prev.module.is_some() != curr.module.is_some() {
+                // Last kernel/module symbol: map to the end of the page.
+                prev.end = round_up_page(prev.end.saturating_add(4096));
+            } else {
+                prev.end = curr.start;
+            }
+        }
+    }
+    if let Some(last) = out.last_mut() {
+        if last.end == last.start {
+            last.end = round_up_page(last.start).saturating_add(4096);
+        }
     }
 }
 
