@@ -24,7 +24,7 @@
 //! [`walk`] gives the resolved samples to a callback; the folded-stack
 //! generator ([`crate::folded`]) uses it too.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::rc::Rc;
@@ -291,6 +291,9 @@ pub struct Frame {
     pub srcline: Option<Rc<str>>,
     /// An inline frame (`(inlined)`, no DSO shown).
     pub inlined: bool,
+    /// Resolved in the kernel's maps (perf prints the raw address of
+    /// kernel call chain entries, the map-relative one of user entries).
+    pub kernel: bool,
 }
 
 /// A sample ready to print.
@@ -352,6 +355,8 @@ pub struct Session<'f> {
     /// Shared strings of symbol names and DSO names.
     rc_names: HashMap<StrId, Rc<str>>,
     dso_names: HashMap<DsoId, Rc<str>>,
+    /// Kernel modules listed in the BUILD_ID table.
+    bid_modules: HashSet<DsoId>,
     unwinder: Option<Box<dyn Unwinder>>,
     /// Event name per attr.
     pub names: Vec<String>,
@@ -375,7 +380,13 @@ impl std::fmt::Display for ScriptError {
 impl std::error::Error for ScriptError {}
 
 /// Event names: EVENT_DESC by id, else from the attr (like the report).
-fn event_names(file: &PerfFile<'_>, machine: &mut Machine) -> Vec<String> {
+/// Adds the BUILD_ID table's DSOs to the machine; kernel modules found
+/// there go into `bid_modules` (perf names those DSOs by their path).
+fn event_names(
+    file: &PerfFile<'_>,
+    machine: &mut Machine,
+    bid_modules: &mut HashSet<DsoId>,
+) -> Vec<String> {
     let attrs = file.attrs();
     let endian = file.endian();
     let mut names: Vec<Option<String>> = vec![None; attrs.len()];
@@ -427,6 +438,9 @@ fn event_names(file: &PerfFile<'_>, machine: &mut Machine) -> Vec<String> {
                         };
                         let id = machine.dsos.findnew(name, kind);
                         machine.dsos.set_build_id(id, &e.build_id);
+                        if kind == DsoKind::Module {
+                            bid_modules.insert(id);
+                        }
                     }
                 }
             }
@@ -453,7 +467,8 @@ impl<'f> Session<'f> {
     /// Prepares a walk over `file`; fails like perf on a bad `-F`.
     pub fn new(file: &'f PerfFile<'f>, opts: ScriptOptions) -> Result<Self, ScriptError> {
         let mut machine = Machine::new();
-        let names = event_names(file, &mut machine);
+        let mut bid_modules = HashSet::new();
+        let names = event_names(file, &mut machine, &mut bid_modules);
         let name_width = names.iter().map(|n| n.len()).max().unwrap_or(0);
         let mut cfg = match &opts.fields {
             Some(s) => parse_fields_arg(s).map_err(ScriptError)?,
@@ -564,6 +579,7 @@ impl<'f> Session<'f> {
             chain_buf: Vec::new(),
             rc_names: HashMap::new(),
             dso_names: HashMap::new(),
+            bid_modules,
             unwinder,
             names,
             name_width,
@@ -605,6 +621,7 @@ impl<'f> Session<'f> {
         }
         let d = self.machine.dsos.get(dso);
         let n: Rc<str> = match d.kind {
+            DsoKind::Module if self.bid_modules.contains(&dso) => Rc::from(d.long_name.as_str()),
             DsoKind::Kernel | DsoKind::Module => Rc::from(d.short_name.as_str()),
             _ => Rc::from(d.long_name.as_str()),
         };
@@ -644,6 +661,7 @@ impl<'f> Session<'f> {
             dso,
             srcline,
             inlined: cf.inlined,
+            kernel: cf.level == b'k',
         }
     }
 
@@ -1047,7 +1065,11 @@ impl<'f> Session<'f> {
         }
         if f.has(OutField::Ip) {
             // perf 6.1 shows call chain entries as map-relative addresses.
-            let ip = if lead == '\0' { fr.ip } else { fr.addr };
+            let ip = if lead == '\0' || fr.kernel {
+                fr.ip
+            } else {
+                fr.addr
+            };
             let _ = write!(s, "{ip:16x}");
         }
         if f.has(OutField::Sym) {
