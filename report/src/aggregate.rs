@@ -21,6 +21,8 @@ use prec_format::features::{self, Feature};
 use prec_format::record::{MmapFileId, Record};
 use prec_format::{Attr, FeatureId, PerfFile, RecordType};
 
+use crate::callchain::{ChainFrame, ChainParams, Callchains, Order};
+use crate::callgraph::{CallTree, FrameId, Frames};
 use crate::maps::{DsoId, DsoKind, Map};
 use crate::symbolize::{BinaryId, FileLoader, Symbolizer, SymbolizerOptions};
 use crate::tasks::{CommId, Machine, ThreadId};
@@ -116,6 +118,8 @@ pub const BRANCH_SORT: &[SortKey] = &[
 /// An output column (`-F`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Field {
+    /// `--children`: the Children column.
+    Children,
     Overhead,
     Sample,
     Period,
@@ -146,6 +150,8 @@ pub struct Options {
     pub quiet: bool,
     /// How binaries are opened (see [`SymbolizerOptions::loader`]).
     pub file_loader: Option<FileLoader>,
+    /// Call graphs and `--children` (used when the file has callchains).
+    pub callgraph: crate::callgraph::Params,
     /// Whether `sort` was chosen by the user (`--sort`/`-F`); otherwise
     /// branch mode replaces it with [`BRANCH_SORT`].
     pub sort_given: bool,
@@ -176,6 +182,7 @@ impl Default for Options {
             demangle: true,
             quiet: false,
             file_loader: None,
+            callgraph: crate::callgraph::Params::default(),
             sort_given: false,
             branch_stack: None,
             branch_mode: false,
@@ -328,8 +335,35 @@ pub struct Entry {
     pub cpu: u32,
     /// Filtered out by --comms/--pids/--tids/--dsos/--symbols.
     pub filtered: bool,
+    /// Call-graph mode: children period and call tree.
+    pub cg: Option<Box<EntryCg>>,
     /// Branch mode: the branch of this entry.
     pub branch: Option<BranchInfo>,
+}
+
+/// An entry's call-graph data (perf's `stat_acc` and `callchain`).
+#[derive(Clone, Debug, Default)]
+pub struct EntryCg {
+    /// `--children` period: samples whose chain contains the entry.
+    pub acc_period: u64,
+    pub tree: CallTree,
+}
+
+impl Entry {
+    /// The children period (0 without `--children`).
+    pub fn acc_period(&self) -> u64 {
+        self.cg.as_ref().map_or(0, |c| c.acc_period)
+    }
+}
+
+/// Call-graph state of a report (effective parameters, frame table).
+#[derive(Debug)]
+pub struct CallgraphData {
+    /// Effective parameters (order forced to caller with `--children`).
+    pub params: crate::callgraph::Params,
+    pub frames: Frames,
+    /// perf's `hists->callchain_period`, per hists.
+    pub callchain_period: Vec<u64>,
 }
 
 /// One event's hists.
@@ -379,6 +413,8 @@ pub struct ReportData {
     pub warnings: Vec<String>,
     pub symbolizer: Symbolizer,
     pub options: Options,
+    /// Call graphs, when the file has callchains.
+    pub callgraph: Option<CallgraphData>,
 }
 
 /// perf's `evsel__name` for an attr without a recorded name.
@@ -882,6 +918,30 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
     let need_src = want(SortKey::Srcline) || want(SortKey::Srcfile);
     let mut dso_names: HashMap<DsoId, u32> = HashMap::new();
 
+    // Call graphs: perf's report__setup_sample_type and callchain_param.
+    let has_callchain = attrs
+        .iter()
+        .any(|a| a.attr.sample_type & st::CALLCHAIN != 0);
+    let mut cgp = options.callgraph.clone();
+    cgp.enabled &= has_callchain;
+    cgp.children &= has_callchain;
+    if cgp.children && !cgp.order_set {
+        cgp.order = Order::Caller;
+    }
+    let cg_on = cgp.enabled || cgp.children;
+    let chain_params = ChainParams {
+        order: cgp.order,
+        max_stack: cgp.max_stack,
+        inline: cgp.inline,
+    };
+    let mut callchains = Callchains::new();
+    let mut unwinder = crate::unwind::DwarfUnwinder::new();
+    let mut chain: Vec<ChainFrame> = Vec::new();
+    let mut fids: Vec<FrameId> = Vec::new();
+    let mut he_cache: Vec<Key> = Vec::new();
+    let mut cg_frames = Frames::default();
+    let mut callchain_period = vec![0u64; attrs.len()];
+
     let mut records = file.ordered_records();
     for r in &mut records {
         let r = match r {
@@ -1099,6 +1159,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                 srcfile: None,
                                 cpu,
                                 filtered,
+                                cg: None,
                                 branch: Some(bi),
                             });
                         }
@@ -1172,12 +1233,124 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                         srcfile: src.1,
                         cpu,
                         filtered,
+                        cg: None,
                         branch: None,
                     });
                 }
                 let e = &mut h.entries[idx];
                 e.period += period;
                 e.nr_samples += 1;
+                if cg_on {
+                    // perf's hist_entry_iter (cumulative): the sample's
+                    // callchain goes to its entry, and with --children one
+                    // entry per distinct chain element gets the period.
+                    let uw: Option<&mut dyn crate::callchain::Unwinder> =
+                        if crate::callchain::can_unwind(a, &s) {
+                            Some(&mut unwinder)
+                        } else {
+                            None
+                        };
+                    callchains.resolve(
+                        &mut machine,
+                        &mut resolver,
+                        &mut strings,
+                        a,
+                        &s,
+                        &chain_params,
+                        uw,
+                        &mut chain,
+                    );
+                    fids.clear();
+                    for f in &chain {
+                        let start = f.sym.map_or(0, |id| resolver.syms[id.0 as usize].start);
+                        fids.push(cg_frames.intern(cgp.key, f, start, f.srcline));
+                    }
+                    if cgp.enabled {
+                        callchain_period[ai] += period;
+                    }
+                    let h = &mut hists[ai];
+                    let cg = h.entries[idx].cg.get_or_insert_with(Default::default);
+                    if cgp.children {
+                        cg.acc_period += period;
+                    }
+                    if cgp.enabled && s.callchain.is_some() {
+                        cg.tree.append(&fids, period);
+                    }
+                    if cgp.children {
+                        let th_tid = machine.thread(loc.thread).tid;
+                        he_cache.clear();
+                        he_cache.push(key);
+                        // fill_callchain_info keeps the level of the last
+                        // frame with a map for frames without one.
+                        let mut level = loc.level;
+                        for (i, f) in chain.iter().enumerate() {
+                            if f.map.is_some() {
+                                level = if f.cpumode == prec_format::constants::misc::KERNEL {
+                                    b'k'
+                                } else {
+                                    b'.'
+                                };
+                            }
+                            let fdso = f.map.map_or(0, |m| {
+                                *dso_names.entry(m.dso).or_insert_with(|| {
+                                    strings.intern(&machine.dsos.get(m.dso).short_name).0
+                                }) + 1
+                            });
+                            let mut ck = Key::default();
+                            for k in &options.sort {
+                                match k {
+                                    SortKey::Comm => ck.comm = loc.comm.0,
+                                    SortKey::Pid | SortKey::Tid => ck.tid = th_tid,
+                                    SortKey::Dso => ck.dso = fdso,
+                                    SortKey::Sym | SortKey::SymOff => {
+                                        match f.sym {
+                                            Some(id) => ck.sym = id.0 + 1,
+                                            None => ck.addr = f.ip,
+                                        }
+                                        if *k == SortKey::SymOff {
+                                            ck.addr = f.ip;
+                                        }
+                                        if f.sym.is_some() || *k == SortKey::SymOff {
+                                            ck.dso = fdso;
+                                        }
+                                    }
+                                    SortKey::Cpu => ck.cpu = cpu,
+                                    _ => {}
+                                }
+                            }
+                            if he_cache.contains(&ck) {
+                                continue;
+                            }
+                            he_cache.push(ck);
+                            let n = h.entries.len();
+                            let cidx = *h.index.entry(ck).or_insert(n);
+                            if cidx == n {
+                                h.entries.push(Entry {
+                                    period: 0,
+                                    nr_samples: 0,
+                                    group_periods: Vec::new(),
+                                    thread: loc.thread,
+                                    comm: loc.comm,
+                                    level,
+                                    map: f.map,
+                                    addr: f.ip,
+                                    sym: f.sym,
+                                    srcline: None,
+                                    srcfile: None,
+                                    cpu,
+                                    filtered,
+                                    cg: None,
+                                    branch: None,
+                                });
+                            }
+                            let cg = h.entries[cidx].cg.get_or_insert_with(Default::default);
+                            cg.acc_period += period;
+                            if cgp.enabled {
+                                cg.tree.append(&fids[i..], period);
+                            }
+                        }
+                    }
+                }
             }
             _ => {}
         }
@@ -1206,6 +1379,22 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
             }
         }
     }
+    let callgraph = if cg_on {
+        for h in &mut hists {
+            for e in &mut h.entries {
+                if let Some(cg) = &mut e.cg {
+                    cg.tree.finish(&cg_frames);
+                }
+            }
+        }
+        Some(CallgraphData {
+            params: cgp,
+            frames: cg_frames,
+            callchain_period,
+        })
+    } else {
+        None
+    };
     let groups = make_groups(&hists, &group_descs, options.group, attrs.len());
     let mut data = ReportData {
         hists,
@@ -1218,6 +1407,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
         warnings,
         symbolizer: resolver.symbolizer,
         options,
+        callgraph,
     };
     if let Some(groups) = data.groups.clone() {
         for g in &groups {
@@ -1429,7 +1619,27 @@ fn sort_entries(data: &mut ReportData, hi: usize) {
         Ordering::Equal
     };
     entries.sort_by(collapse);
+    let cgp = d.callgraph.as_ref().map(|c| &c.params);
     let output = |a: &Entry, b: &Entry| -> Ordering {
+        // --children: perf's overhead_children key first (__hpp__sort_acc:
+        // callers above callees on equal periods).
+        if let Some(p) = cgp.filter(|p| p.children) {
+            let o = b.acc_period().cmp(&a.acc_period());
+            if o != Ordering::Equal {
+                return o;
+            }
+            if a.thread == b.thread && p.enabled {
+                let depth = |e: &Entry| e.cg.as_ref().map_or(0, |c| c.tree.max_depth);
+                let o = if p.order == Order::Caller {
+                    depth(b).cmp(&depth(a))
+                } else {
+                    depth(a).cmp(&depth(b))
+                };
+                if o != Ordering::Equal {
+                    return o;
+                }
+            }
+        }
         let o = b.period.cmp(&a.period);
         if o != Ordering::Equal {
             return o;

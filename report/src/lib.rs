@@ -2,6 +2,7 @@
 
 pub mod aggregate;
 pub mod callchain;
+pub mod callgraph;
 pub mod dump;
 pub mod flamegraph;
 pub mod folded;

@@ -25,6 +25,7 @@
 
 use std::io::{self, Write};
 
+use crate::callgraph;
 use crate::aggregate::{Entry, Field, Hists, ReportData, SortKey};
 
 /// perf's `convert_unit`.
@@ -96,12 +97,72 @@ fn fields_all(data: &ReportData) -> Vec<Field> {
     if let Some(f) = &data.options.fields {
         return f.clone();
     }
-    let mut v = vec![Field::Overhead];
+    let mut v = if children(data) {
+        vec![Field::Children, Field::Overhead]
+    } else {
+        vec![Field::Overhead]
+    };
     if data.options.show_nr_samples {
         v.push(Field::Sample);
     }
     v.extend(data.options.sort.iter().map(|&k| Field::Key(k)));
     v
+}
+
+/// `--children` is in effect.
+fn children(data: &ReportData) -> bool {
+    data.callgraph.as_ref().is_some_and(|c| c.params.children)
+}
+
+/// perf's `callchain_list__sym_name` for `--stdio` graphs.
+struct Namer<'a>(&'a ReportData);
+
+impl callgraph::Namer for Namer<'_> {
+    fn name(&self, f: &callgraph::FrameInfo, key: callgraph::Key) -> String {
+        let d = self.0;
+        match f.sym {
+            Some(s) => {
+                let name = d.strings.get(d.syms[s.0 as usize].name);
+                let inl = if d.syms[s.0 as usize].inlined {
+                    " (inlined)"
+                } else {
+                    ""
+                };
+                match f.srcline {
+                    Some(src) if key != callgraph::Key::Function => {
+                        format!("{name} {}{inl}", d.strings.get(src))
+                    }
+                    _ => format!("{name}{inl}"),
+                }
+            }
+            None if f.ip == 0 => "0".to_string(),
+            None => format!("{:#x}", f.ip),
+        }
+    }
+}
+
+/// Prints an entry's call graph (perf's `hist_entry_callchain__fprintf`).
+fn write_callgraph(out: &mut dyn Write, data: &ReportData, h: &Hists, e: &Entry) -> io::Result<()> {
+    let Some(cg) = &data.callgraph else {
+        return Ok(());
+    };
+    let p = &cg.params;
+    let Some(ecg) = e.cg.as_ref().filter(|_| p.enabled) else {
+        return Ok(());
+    };
+    let parent = if p.children { ecg.acc_period } else { e.period };
+    let cp = cg.callchain_period.get(h.attr_index).copied().unwrap_or(0);
+    let min_hit = (cp as f64 * (p.min_percent / 100.0)) as u64;
+    callgraph::write_graph(
+        out,
+        &ecg.tree,
+        &cg.frames,
+        &Namer(data),
+        p,
+        h.total_period,
+        parent,
+        min_hit,
+    )
 }
 
 fn visible(e: &Entry) -> bool {
@@ -323,6 +384,7 @@ fn write_hists(
     let grouped = nr_members > 1;
     let col_width = |f: &Field| -> usize {
         match f {
+            Field::Children => 8,
             Field::Overhead => 8 * if grouped { nr_members } else { 1 },
             Field::Sample => 12,
             Field::Period => 12,
@@ -338,7 +400,11 @@ fn write_hists(
             dots.push_str("  ");
         }
         match f {
-            Field::Overhead => header.push_str(&format!("{:>cw$}", "Overhead")),
+            Field::Children => header.push_str(&format!("{:>cw$}", "Children")),
+            Field::Overhead => {
+                let name = if children(data) { "Self" } else { "Overhead" };
+                header.push_str(&format!("{:>cw$}", name))
+            }
             Field::Sample => header.push_str(&format!("{:>cw$}", "Samples")),
             Field::Period => header.push_str(&format!("{:>cw$}", "Period")),
             Field::Key(k) => header.push_str(&format!("{:<cw$}", k.header())),
@@ -360,7 +426,12 @@ fn write_hists(
     let limit = data.options.percent_limit;
     let mut line = String::new();
     for e in h.entries.iter().filter(|e| visible(e)) {
-        if limit > 0.0 && pct(e.period, totals[0]) < limit {
+        let shown = if children(data) {
+            e.acc_period()
+        } else {
+            e.period
+        };
+        if limit > 0.0 && pct(shown, totals[0]) < limit {
             continue;
         }
         line.clear();
@@ -383,6 +454,10 @@ fn write_hists(
                         ));
                     }
                 }
+                Field::Children => line.push_str(&format!(
+                    "{:>8}",
+                    format!("{:.2}%", pct(e.acc_period(), totals[0]))
+                )),
                 Field::Sample => line.push_str(&format!("{:>12}", e.nr_samples)),
                 Field::Period => line.push_str(&format!("{:>12}", e.period)),
                 Field::Key(k) => {
@@ -398,6 +473,7 @@ fn write_hists(
             }
         }
         writeln!(out, "{line}")?;
+        write_callgraph(out, data, h, e)?;
     }
     writeln!(out)?;
     writeln!(out)?;

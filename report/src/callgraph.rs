@@ -1,0 +1,764 @@
+//! Call-graph trees of hist entries and their `--stdio` printing, like
+//! perf 6.1 (`util/callchain.c`, `ui/stdio/hist.c`).
+//!
+//! * [`Params`] is perf's `callchain_param` (`-g print_type,threshold
+//!   [,print_limit],order,sort_key,value`, parsed by [`parse_report_opt`]
+//!   with perf's prefix matching).
+//! * Frames are interned into [`FrameId`]s by their *match key* (perf's
+//!   `match_chain`: with the `function` key, same DSO and symbol start, an
+//!   inline frame's name, or same DSO and address without a symbol); a node
+//!   shows the first frame inserted with its key, as perf keeps the first
+//!   `callchain_list`.
+//! * A [`CallTree`] is a trie over frame ids with per-node hits (samples
+//!   whose chain ends there). perf's radix tree (`callchain_node` with `val`
+//!   lists) is the same trie with paths compressed between branch points and
+//!   chain ends; [`CallTree::finish`] computes that view.
+//! * Sibling order follows perf: cumulated hits descending (flat/folded:
+//!   own hits), ties in perf's insertion tree order (`match_chain` puts a
+//!   greater key left, so: DSO descending, then symbol start or address
+//!   descending; DSO identity is approximated by creation order, like
+//!   perf's heap pointers).
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+
+use crate::aggregate::{StrId, SymId};
+use crate::callchain::{ChainFrame, Order};
+use crate::maps::DsoId;
+
+/// perf's `enum chain_mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// `graph`: percentages of the total (CHAIN_GRAPH_ABS).
+    Graph,
+    /// `fractal`: percentages of the parent (CHAIN_GRAPH_REL).
+    Fractal,
+    Flat,
+    Folded,
+}
+
+/// perf's `enum chain_key`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Key {
+    Function,
+    Address,
+    Srcline,
+}
+
+/// perf's `enum chain_value`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Value {
+    Percent,
+    Period,
+    Count,
+}
+
+/// Call-graph parameters (perf's `callchain_param` + the report switches).
+#[derive(Clone, Debug)]
+pub struct Params {
+    /// Call graphs are built and printed (`symbol_conf.use_callchain`).
+    pub enabled: bool,
+    /// `--children` (`symbol_conf.cumulate_callchain`).
+    pub children: bool,
+    pub mode: Mode,
+    pub order: Order,
+    /// The order was given with `-g` (so `--children` does not force caller).
+    pub order_set: bool,
+    /// Threshold in percent.
+    pub min_percent: f64,
+    /// Max entries per level (0 = all).
+    pub print_limit: u32,
+    pub key: Key,
+    pub value: Value,
+    /// `--max-stack`.
+    pub max_stack: usize,
+    /// Expand inline frames (prec `--inline`; perf 6.1 as packaged shows none).
+    pub inline: bool,
+    /// perf's quirk: with `--sort` starting with `sym` (and no `-F`), the
+    /// first entry of a single-root graph is not printed.
+    pub skip_first_sym: bool,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            enabled: true,
+            children: true,
+            mode: Mode::Graph,
+            order: Order::Callee,
+            order_set: false,
+            min_percent: 0.5,
+            print_limit: 0,
+            key: Key::Function,
+            value: Value::Percent,
+            max_stack: crate::callchain::DEFAULT_MAX_STACK,
+            inline: false,
+            skip_first_sym: false,
+        }
+    }
+}
+
+fn prefix_of(tok: &str, word: &str) -> bool {
+    word.starts_with(tok)
+}
+
+/// perf's `__parse_callchain_report_opt` (`-g`/`--call-graph` of report).
+pub fn parse_report_opt(arg: &str, p: &mut Params) -> Result<(), String> {
+    p.enabled = true;
+    let mut minpcnt_set = false;
+    for tok in arg.split(',').filter(|t| !t.is_empty()) {
+        if prefix_of(tok, "none") {
+            p.enabled = false;
+            return Ok(());
+        }
+        if prefix_of(tok, "graph") {
+            p.mode = Mode::Graph;
+        } else if prefix_of(tok, "flat") {
+            p.mode = Mode::Flat;
+        } else if prefix_of(tok, "fractal") {
+            p.mode = Mode::Fractal;
+        } else if prefix_of(tok, "folded") {
+            p.mode = Mode::Folded;
+        } else if prefix_of(tok, "caller") {
+            p.order = Order::Caller;
+            p.order_set = true;
+        } else if prefix_of(tok, "callee") {
+            p.order = Order::Callee;
+            p.order_set = true;
+        } else if prefix_of(tok, "function") {
+            p.key = Key::Function;
+        } else if prefix_of(tok, "address") {
+            p.key = Key::Address;
+        } else if prefix_of(tok, "srcline") {
+            p.key = Key::Srcline;
+        } else if prefix_of(tok, "branch") {
+            return Err("-g branch is not supported".into());
+        } else if prefix_of(tok, "percent") {
+            p.value = Value::Percent;
+        } else if prefix_of(tok, "period") {
+            p.value = Value::Period;
+        } else if prefix_of(tok, "count") {
+            p.value = Value::Count;
+        } else if !minpcnt_set {
+            p.min_percent = strtod_prefix(tok).ok_or_else(|| bad(arg))?;
+            minpcnt_set = true;
+        } else {
+            p.print_limit = strtoul_prefix(tok).ok_or_else(|| bad(arg))?;
+        }
+    }
+    Ok(())
+}
+
+fn bad(arg: &str) -> String {
+    format!("Invalid callchain option: {arg}")
+}
+
+/// C `strtod` on the longest numeric prefix (None when nothing parses).
+fn strtod_prefix(s: &str) -> Option<f64> {
+    let s = s.trim_start();
+    let mut end = 0;
+    let mut best = None;
+    for (i, _) in s.char_indices().chain(std::iter::once((s.len(), ' '))) {
+        if i == 0 {
+            continue;
+        }
+        if let Ok(v) = s[..i].parse::<f64>() {
+            best = Some(v);
+            end = i;
+        }
+    }
+    let _ = end;
+    best
+}
+
+fn strtoul_prefix(s: &str) -> Option<u32> {
+    let s = s.trim_start();
+    let (radix, body) = if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        (16, h)
+    } else if s.len() > 1 && s.starts_with('0') {
+        (8, &s[1..])
+    } else {
+        (10, s)
+    };
+    let digits: String = body.chars().take_while(|c| c.is_digit(radix)).collect();
+    if digits.is_empty() {
+        return if s.starts_with('0') { Some(0) } else { None };
+    }
+    u64::from_str_radix(&digits, radix)
+        .ok()
+        .map(|v| v.min(u32::MAX as u64) as u32)
+}
+
+/// Interned frame (by match key).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FrameId(pub u32);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum MatchKey {
+    /// (dso rank, symbol start).
+    Sym(u32, u64),
+    /// Inline frame: by name.
+    Inlined(StrId),
+    /// (dso rank, ip).
+    Ip(u32, u64),
+    /// `-g srcline`: by source line.
+    Src(StrId),
+}
+
+/// What a node shows: the first frame inserted with its key.
+#[derive(Clone, Copy, Debug)]
+pub struct FrameInfo {
+    pub ip: u64,
+    pub dso: Option<DsoId>,
+    pub sym: Option<SymId>,
+    pub inlined: bool,
+    /// With `-g address`/`-g srcline`: the frame's srcline.
+    pub srcline: Option<StrId>,
+    /// Sibling order (perf's rb_root_in order): (dso rank, start or ip).
+    order: (u32, u64),
+}
+
+/// The frame interner of a report.
+#[derive(Default, Debug)]
+pub struct Frames {
+    v: Vec<FrameInfo>,
+    by_key: HashMap<MatchKey, FrameId>,
+}
+
+impl Frames {
+    /// Interns a resolved frame under `key`; `srcline` is needed for the
+    /// address and srcline keys only. `sym_start` is the symbol's start.
+    pub fn intern(
+        &mut self,
+        key: Key,
+        f: &ChainFrame,
+        sym_start: u64,
+        srcline: Option<StrId>,
+    ) -> FrameId {
+        let rank = f.map.map_or(0, |m| m.dso.0 + 1);
+        let mk = match (key, f.sym) {
+            (Key::Srcline, _) if srcline.is_some() => MatchKey::Src(srcline.unwrap()),
+            (Key::Address, _) => MatchKey::Ip(rank, f.ip),
+            (_, Some(s)) if f.inlined => MatchKey::Inlined(s_name_key(s)),
+            (_, Some(_)) => MatchKey::Sym(rank, sym_start),
+            (_, None) => MatchKey::Ip(rank, f.ip),
+        };
+        if let Some(&id) = self.by_key.get(&mk) {
+            return id;
+        }
+        let order = match mk {
+            MatchKey::Sym(r, s) => (r, s),
+            MatchKey::Ip(r, ip) => (r, ip),
+            MatchKey::Inlined(n) | MatchKey::Src(n) => (rank, n.0 as u64),
+        };
+        let id = FrameId(self.v.len() as u32);
+        self.v.push(FrameInfo {
+            ip: f.ip,
+            dso: f.map.map(|m| m.dso),
+            sym: f.sym,
+            inlined: f.inlined,
+            srcline,
+            order,
+        });
+        self.by_key.insert(mk, id);
+        id
+    }
+
+    pub fn get(&self, id: FrameId) -> &FrameInfo {
+        &self.v[id.0 as usize]
+    }
+}
+
+/// Inline symbols are interned per (base, name); their SymId identifies the
+/// name well enough for matching within one report.
+fn s_name_key(s: SymId) -> StrId {
+    StrId(s.0)
+}
+
+#[derive(Clone, Debug)]
+struct TNode {
+    frame: FrameId,
+    /// Own hits (chains ending here) and sample count.
+    hit: u64,
+    count: u64,
+    cumul: u64,
+    cumul_count: u64,
+    children: Vec<u32>,
+}
+
+/// One hist entry's call tree (perf's `callchain_root`).
+#[derive(Clone, Debug)]
+pub struct CallTree {
+    /// Node 0 is the root (no frame).
+    nodes: Vec<TNode>,
+    /// perf's `max_depth`: the longest chain appended.
+    pub max_depth: usize,
+}
+
+impl Default for CallTree {
+    fn default() -> Self {
+        CallTree {
+            nodes: vec![TNode {
+                frame: FrameId(u32::MAX),
+                hit: 0,
+                count: 0,
+                cumul: 0,
+                cumul_count: 0,
+                children: Vec::new(),
+            }],
+            max_depth: 0,
+        }
+    }
+}
+
+impl CallTree {
+    /// perf's `callchain_append`: adds one chain with `period`.
+    pub fn append(&mut self, chain: &[FrameId], period: u64) {
+        if chain.is_empty() {
+            return;
+        }
+        let mut cur = 0u32;
+        for &f in chain {
+            let found = self.nodes[cur as usize]
+                .children
+                .iter()
+                .copied()
+                .find(|&c| self.nodes[c as usize].frame == f);
+            cur = match found {
+                Some(c) => c,
+                None => {
+                    let id = self.nodes.len() as u32;
+                    self.nodes.push(TNode {
+                        frame: f,
+                        hit: 0,
+                        count: 0,
+                        cumul: 0,
+                        cumul_count: 0,
+                        children: Vec::new(),
+                    });
+                    self.nodes[cur as usize].children.push(id);
+                    id
+                }
+            };
+        }
+        let n = &mut self.nodes[cur as usize];
+        n.hit += period;
+        n.count += 1;
+        self.max_depth = self.max_depth.max(chain.len());
+    }
+
+    /// Computes cumulated hits and orders children by perf's insertion
+    /// tree order. Call once after the last [`Self::append`].
+    pub fn finish(&mut self, frames: &Frames) {
+        // Nodes are created after their parents: a reverse sweep is
+        // post-order enough for sums.
+        for i in (0..self.nodes.len()).rev() {
+            let (mut c, mut cc) = (self.nodes[i].hit, self.nodes[i].count);
+            for &ch in &self.nodes[i].children {
+                c += self.nodes[ch as usize].cumul;
+                cc += self.nodes[ch as usize].cumul_count;
+            }
+            self.nodes[i].cumul = c;
+            self.nodes[i].cumul_count = cc;
+        }
+        for i in 0..self.nodes.len() {
+            let mut ch = std::mem::take(&mut self.nodes[i].children);
+            // match_chain sends a greater new key left: in-order is
+            // descending.
+            ch.sort_by_key(|&c| std::cmp::Reverse(frames.get(self.nodes[c as usize].frame).order));
+            self.nodes[i].children = ch;
+        }
+    }
+
+    /// Total hits of the tree.
+    pub fn total(&self) -> u64 {
+        self.nodes[0].cumul
+    }
+}
+
+/// A node of perf's radix view: a run of trie nodes.
+struct RNode {
+    /// Trie nodes of the run (first..=last).
+    run: Vec<u32>,
+    /// perf's `hit` (of the last trie node) and `children_hit`.
+    hit: u64,
+    count: u64,
+    children_hit: u64,
+    children_count: u64,
+}
+
+impl RNode {
+    fn cumul(&self) -> u64 {
+        self.hit + self.children_hit
+    }
+    fn cumul_count(&self) -> u64 {
+        self.count + self.children_count
+    }
+}
+
+impl CallTree {
+    /// The radix node starting at trie node `start`.
+    fn rnode(&self, start: u32) -> RNode {
+        let mut run = vec![start];
+        let mut cur = start;
+        loop {
+            let n = &self.nodes[cur as usize];
+            if n.hit != 0 || n.children.len() != 1 {
+                break;
+            }
+            cur = n.children[0];
+            run.push(cur);
+        }
+        let last = &self.nodes[cur as usize];
+        RNode {
+            run,
+            hit: last.hit,
+            count: last.count,
+            children_hit: last.cumul - last.hit,
+            children_count: last.cumul_count - last.count,
+        }
+    }
+
+    /// The radix children of trie node `at` (the last node of a run), in
+    /// insertion-tree order.
+    fn rchildren(&self, at: u32) -> Vec<RNode> {
+        self.nodes[at as usize]
+            .children
+            .iter()
+            .map(|&c| self.rnode(c))
+            .collect()
+    }
+}
+
+/// How frames are named (symbol names, DSO names).
+pub trait Namer {
+    /// perf's `callchain_list__sym_name` without DSO.
+    fn name(&self, f: &FrameInfo, key: Key) -> String;
+}
+
+/// Prints an entry's call graph like perf's `hist_entry_callchain__fprintf`.
+/// `total` is the hists' total period, `parent` the entry's period
+/// (children period with `--children`), `min_hit` perf's
+/// `min_callchain_hits`.
+#[allow(clippy::too_many_arguments)]
+pub fn write_graph(
+    out: &mut dyn Write,
+    tree: &CallTree,
+    frames: &Frames,
+    namer: &dyn Namer,
+    p: &Params,
+    total: u64,
+    parent: u64,
+    min_hit: u64,
+) -> io::Result<()> {
+    let pr = Printer {
+        tree,
+        frames,
+        namer,
+        p,
+    };
+    match p.mode {
+        Mode::Graph | Mode::Fractal => pr.graph(out, total, parent, min_hit),
+        Mode::Flat => pr.flat(out, total, min_hit),
+        Mode::Folded => pr.folded(out, total, min_hit),
+    }
+}
+
+struct Printer<'a> {
+    tree: &'a CallTree,
+    frames: &'a Frames,
+    namer: &'a dyn Namer,
+    p: &'a Params,
+}
+
+fn left_margin(s: &mut String, m: usize) {
+    s.push_str("            ");
+    for _ in 0..m {
+        s.push(' ');
+    }
+}
+
+impl Printer<'_> {
+    fn name(&self, trie: u32) -> String {
+        let f = self.frames.get(self.tree.nodes[trie as usize].frame);
+        self.namer.name(f, self.p.key)
+    }
+
+    fn value(&self, cumul: u64, cumul_count: u64, total: u64) -> String {
+        match self.p.value {
+            Value::Period => cumul.to_string(),
+            Value::Count => cumul_count.to_string(),
+            Value::Percent => {
+                let pct = if total != 0 {
+                    cumul as f64 * 100.0 / total as f64
+                } else {
+                    0.0
+                };
+                format!("{pct:.2}%")
+            }
+        }
+    }
+
+    /// Sorted, filtered graph children of the run ending at trie node `at`
+    /// (`None` = the root), per perf's `__sort_chain_graph_abs/rel`.
+    fn sorted(&self, at: Option<u32>, min_hit: u64) -> Vec<RNode> {
+        let (kids, children_hit) = match at {
+            None => (self.tree.rchildren(0), self.tree.nodes[0].cumul),
+            Some(t) => {
+                let n = &self.tree.nodes[t as usize];
+                (self.tree.rchildren(t), n.cumul - n.hit)
+            }
+        };
+        let min = match self.p.mode {
+            Mode::Fractal => (children_hit as f64 * (self.p.min_percent / 100.0)).ceil() as u64,
+            _ => min_hit,
+        };
+        let mut v: Vec<RNode> = kids.into_iter().filter(|k| k.cumul() >= min).collect();
+        // rb_insert_callchain: larger cumul left; ties keep insertion order.
+        v.sort_by(|a, b| b.cumul().cmp(&a.cumul()));
+        v
+    }
+
+    fn graph(&self, out: &mut dyn Write, total: u64, parent: u64, min_hit: u64) -> io::Result<()> {
+        let mut s = String::new();
+        let mut lm = 0usize;
+        let mut top = self.sorted(None, min_hit);
+        let mut at: Option<u32> = None;
+        let mut total_samples = total;
+        if top.len() == 1 && top[0].cumul() == parent {
+            let r = top.pop().unwrap();
+            let mut printed = false;
+            let mut n = 0u32;
+            for (i, &t) in r.run.iter().enumerate() {
+                if i == 0 && self.p.skip_first_sym {
+                    continue;
+                }
+                if !printed {
+                    left_margin(&mut s, lm);
+                    s.push_str("|\n");
+                    left_margin(&mut s, lm);
+                    s.push_str("---");
+                    lm += 3;
+                    printed = true;
+                } else {
+                    left_margin(&mut s, lm);
+                }
+                s.push_str(&self.name(t));
+                s.push('\n');
+                n += 1;
+                if n == self.p.print_limit {
+                    break;
+                }
+            }
+            at = r.run.last().copied();
+            if at.is_none() {
+                at = Some(0);
+            }
+        }
+        if self.p.mode == Mode::Fractal {
+            total_samples = parent;
+        }
+        let before = s.len();
+        self.level(&mut s, at, total_samples, 1, 1, lm, min_hit);
+        if !s.is_empty() || s.len() != before {
+            s.push('\n');
+        }
+        out.write_all(s.as_bytes())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn level(
+        &self,
+        s: &mut String,
+        at: Option<u32>,
+        total: u64,
+        depth: usize,
+        depth_mask: u64,
+        lm: usize,
+        min_hit: u64,
+    ) {
+        let kids = self.sorted(at, min_hit);
+        let mut remaining = total;
+        let mut new_mask = depth_mask;
+        let mut printed = 0u32;
+        let mut cumul_count_sum = 0u64;
+        let n = kids.len();
+        for (k, child) in kids.iter().enumerate() {
+            let cumul = child.cumul();
+            remaining = remaining.wrapping_sub(cumul);
+            cumul_count_sum += child.cumul_count();
+            let last = k + 1 == n;
+            if last && (self.p.mode != Mode::Fractal || remaining == 0) {
+                new_mask &= !(1u64 << (depth - 1));
+            }
+            // ipchain__fprintf_graph_line
+            left_margin(s, lm);
+            for i in 0..depth {
+                if depth_mask & (1 << i) != 0 {
+                    s.push_str("|          ");
+                } else {
+                    s.push_str("           ");
+                }
+            }
+            s.push('\n');
+            for (i, &t) in child.run.iter().enumerate() {
+                let v = self.value(cumul, child.cumul_count(), total);
+                self.graph_entry(s, &self.name(t), depth, new_mask, i, &v, lm);
+            }
+            let new_total = if self.p.mode == Mode::Fractal {
+                child.children_hit
+            } else {
+                total
+            };
+            let last_t = *child.run.last().unwrap();
+            self.level(
+                s,
+                Some(last_t),
+                new_total,
+                depth + 1,
+                new_mask | (1 << depth),
+                lm,
+                min_hit,
+            );
+            printed += 1;
+            if printed == self.p.print_limit {
+                break;
+            }
+        }
+        if self.p.mode == Mode::Fractal && remaining != 0 && remaining != total {
+            let mut rem_count = 0;
+            if self.p.value == Value::Count {
+                // child->parent->children_count - cumul_count
+                let pc = match at {
+                    None => self.tree.nodes[0].cumul_count,
+                    Some(t) => {
+                        let n = &self.tree.nodes[t as usize];
+                        n.cumul_count - n.count
+                    }
+                };
+                let c = pc as i64 - cumul_count_sum as i64;
+                if c <= 0 {
+                    return;
+                }
+                rem_count = c as u64;
+            }
+            new_mask &= !(1u64 << (depth - 1));
+            let v = self.value(remaining, rem_count, total);
+            self.graph_entry(s, "[...]", depth, new_mask, 0, &v, lm);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn graph_entry(
+        &self,
+        s: &mut String,
+        name: &str,
+        depth: usize,
+        mask: u64,
+        period: usize,
+        value: &str,
+        lm: usize,
+    ) {
+        left_margin(s, lm);
+        for i in 0..depth {
+            s.push(if mask & (1 << i) != 0 { '|' } else { ' ' });
+            if period == 0 && i == depth - 1 {
+                s.push_str("--");
+                s.push_str(value);
+                s.push_str("--");
+            } else {
+                s.push_str("          ");
+            }
+        }
+        s.push_str(name);
+        s.push('\n');
+    }
+
+    /// perf's `sort_chain_flat`: radix nodes with own hits, post-order,
+    /// by hit descending (stable).
+    fn flat_nodes(&self, min_hit: u64) -> Vec<(Vec<u32>, RNode)> {
+        let mut v = Vec::new();
+        self.collect(0, true, &mut Vec::new(), &mut v);
+        v.retain(|(_, r)| r.hit != 0 && r.hit >= min_hit);
+        v.sort_by(|a, b| b.1.hit.cmp(&a.1.hit));
+        v
+    }
+
+    fn collect(&self, at: u32, root: bool, path: &mut Vec<u32>, out: &mut Vec<(Vec<u32>, RNode)>) {
+        for r in self.tree.rchildren(at) {
+            let len = path.len();
+            path.extend_from_slice(&r.run);
+            let last = *r.run.last().unwrap();
+            self.collect(last, false, path, out);
+            out.push((path.clone(), r));
+            path.truncate(len);
+        }
+        let _ = root;
+    }
+
+    fn flat(&self, out: &mut dyn Write, total: u64, min_hit: u64) -> io::Result<()> {
+        let mut s = String::new();
+        let mut n = 0u32;
+        for (path, r) in self.flat_nodes(min_hit) {
+            s.push_str("           ");
+            s.push_str(&self.value(r.cumul(), r.cumul_count(), total));
+            s.push('\n');
+            for t in path {
+                s.push_str("                ");
+                s.push_str(&self.name(t));
+                s.push('\n');
+            }
+            s.push('\n');
+            n += 1;
+            if n == self.p.print_limit {
+                break;
+            }
+        }
+        out.write_all(s.as_bytes())
+    }
+
+    fn folded(&self, out: &mut dyn Write, total: u64, min_hit: u64) -> io::Result<()> {
+        let mut s = String::new();
+        let mut n = 0u32;
+        for (path, r) in self.flat_nodes(min_hit) {
+            s.push_str(&self.value(r.hit, r.count, total));
+            s.push(' ');
+            for (i, t) in path.into_iter().enumerate() {
+                if i > 0 {
+                    s.push(';');
+                }
+                s.push_str(&self.name(t));
+            }
+            s.push('\n');
+            n += 1;
+            if n == self.p.print_limit {
+                break;
+            }
+        }
+        out.write_all(s.as_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_opts() {
+        let mut p = Params::default();
+        parse_report_opt("graph,0.5,caller,function,percent", &mut p).unwrap();
+        assert_eq!(p.mode, Mode::Graph);
+        assert_eq!(p.order, Order::Caller);
+        assert!(p.order_set);
+        let mut p = Params::default();
+        parse_report_opt("f,1,10,callee", &mut p).unwrap();
+        assert_eq!(p.mode, Mode::Flat);
+        assert_eq!(p.min_percent, 1.0);
+        assert_eq!(p.print_limit, 10);
+        assert_eq!(p.order, Order::Callee);
+        let mut p = Params::default();
+        parse_report_opt("none", &mut p).unwrap();
+        assert!(!p.enabled);
+        assert!(parse_report_opt("bogus", &mut Params::default()).is_err());
+    }
+}
