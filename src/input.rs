@@ -30,10 +30,15 @@ impl Input {
                 .lock()
                 .read_to_end(&mut buf)
                 .context("reading perf.data from standard input")?;
+            // perf stamps "captured on" with what fstat(0) says: the
+            // redirected file's mtime (or now, for a real pipe).
+            let mtime = std::fs::metadata("/dev/stdin")
+                .and_then(|m| m.modified())
+                .ok();
             return Ok(Input {
                 bytes: Bytes::Owned(buf),
                 name: "<stdin>".into(),
-                mtime: None,
+                mtime,
             });
         }
         let name = path.display().to_string();

@@ -187,6 +187,9 @@ fn print_feature(
     id: FeatureId,
     f: Option<&Feature>,
 ) -> io::Result<()> {
+    if id == FeatureId::BPF_BTF {
+        return print_bpf_btf(out, f);
+    }
     if !has_print(id) {
         return Ok(());
     }
@@ -396,6 +399,38 @@ fn print_feature(
         }
         _ => Ok(()),
     }
+}
+
+/// perf's `print_bpf_btf`: one line per BTF blob, by increasing id. The
+/// section is `u32 count; count × {u32 id, u32 size, u8 data[size]}` in the
+/// recording host's order (perf reads it only on a host of the same order).
+fn print_bpf_btf(out: &mut dyn Write, f: Option<&Feature>) -> io::Result<()> {
+    let Some(Feature::Raw { bytes, .. }) = f else {
+        return Ok(());
+    };
+    let u32_at = |o: usize| -> Option<u32> {
+        let b = bytes.get(o..o + 4)?;
+        Some(u32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let count = u32_at(0).unwrap_or(0);
+    let mut ids = Vec::new();
+    let mut pos = 4usize;
+    for _ in 0..count {
+        let (Some(id), Some(size)) = (u32_at(pos), u32_at(pos + 4)) else {
+            break;
+        };
+        ids.push(id);
+        pos = pos.saturating_add(8).saturating_add(size as usize);
+        if pos > bytes.len() {
+            break;
+        }
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    for id in ids {
+        writeln!(out, "# btf info of id {id}")?;
+    }
+    Ok(())
 }
 
 fn print_pmu_caps(out: &mut dyn Write, pmu: &str, caps: &[(String, String)]) -> io::Result<()> {

@@ -117,6 +117,7 @@ fn options(args: &ReportArgs) -> Result<Options> {
     }
     if let Some(t) = &args.time {
         o.time = Some(aggregate::parse_time(t).map_err(anyhow::Error::msg)?);
+        o.time_str = Some(t.clone());
     }
     o.group = args.group;
     o.symfs = args.symfs.clone();
@@ -138,10 +139,27 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     if args.dump_raw_trace || args.stats {
         return dump_or_stats(&args, &input, &file);
     }
+    if args.header_only {
+        let stdout = std::io::stdout();
+        let mut out = std::io::BufWriter::new(stdout.lock());
+        write_header(&args, &input, &file, &mut out)?;
+        out.flush()?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let data = aggregate::build(&file, opts);
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    output::write_report(&mut out, &data)?;
+    if args.header {
+        // perf prints the header in place of its "use --header" hint line.
+        write_header(&args, &input, &file, &mut out)?;
+        let mut report = Vec::new();
+        output::write_report(&mut report, &data)?;
+        let hint = b"# To display the perf.data header info, please use --header/--header-only options.\n#\n";
+        let body = report.strip_prefix(&hint[..]).unwrap_or(&report[..]);
+        out.write_all(body)?;
+    } else {
+        output::write_report(&mut out, &data)?;
+    }
     out.flush()?;
     if !args.quiet {
         for w in &data.warnings {
@@ -152,6 +170,43 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--header` / `--header-only`: the header block perf prints.
+fn write_header(
+    args: &ReportArgs,
+    input: &Input,
+    file: &prec_format::PerfFile<'_>,
+    out: &mut dyn Write,
+) -> Result<()> {
+    use prec_report::header::{print_header, HeaderInfo};
+    let attrs = file
+        .attrs()
+        .iter()
+        .map(|a| (a.attr.clone(), a.ids.clone()))
+        .collect();
+    let sections: Vec<_> = file
+        .features()
+        .iter()
+        .map(|f| (f.id, f.data, f.offset))
+        .collect();
+    let (data_offset, data_size) = match file.header() {
+        Some(h) => (h.data.offset, h.data.size),
+        None => (0, 0),
+    };
+    let mtime = input.mtime.unwrap_or_else(std::time::SystemTime::now);
+    let mut info = HeaderInfo::from_sections(
+        file.endian(),
+        attrs,
+        &sections,
+        data_offset,
+        data_size,
+        mtime,
+    );
+    info.full = args.show_info;
+    info.is_pipe = file.mode() == prec_format::read::Mode::Pipe;
+    print_header(out, &info)?;
+    Ok(())
 }
 
 /// `-D` / `--stats`: dumps records or counts them like perf; a data error
