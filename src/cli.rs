@@ -242,11 +242,11 @@ pub struct ReportArgs {
     /// Only consider samples of these commands.
     #[arg(long = "comms")]
     pub comms: Option<String>,
-    /// Only consider samples of these process ids.
-    #[arg(long = "pids")]
+    /// Only consider samples of these process ids (perf's --pid).
+    #[arg(long = "pid", alias = "pids")]
     pub pids: Option<String>,
-    /// Only consider samples of these thread ids.
-    #[arg(long = "tids")]
+    /// Only consider samples of these thread ids (perf's --tid).
+    #[arg(long = "tid", alias = "tids")]
     pub tids: Option<String>,
     /// Only consider samples in these shared objects.
     #[arg(short = 'd', long = "dsos")]

@@ -344,3 +344,43 @@ fn unknown_sort_key_is_rejected() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("nonsense"), "{stderr}");
 }
+
+/// The filters against perf on the perf 6.1 fixtures (perf's option names:
+/// `--pid`/`--tid`; prec also accepts `--pids`/`--tids`). Not compared:
+/// `--cpu` on files without CPU in the samples or with CPUs the machine does
+/// not have (perf refuses them).
+#[test]
+fn filters_match_perf() {
+    if !require_perf() {
+        return;
+    }
+    let runs: &[(&str, &[&str])] = &[
+        ("threads.data", &["--pid", "8411"]),
+        ("threads.data", &["--tid", "8413,8414"]),
+        ("threads.data", &["--tid", "8411"]),
+        ("threads.data", &["--comms", "worker-a"]),
+        ("threads.data", &["--comms", "worker-a,threads"]),
+        ("threads.data", &["--percent-limit", "20"]),
+        ("threads.data", &["--time", "0,99999999"]),
+        ("hot3-default.data", &["--dsos", "hot3,libc.so.6"]),
+        ("hot3-default.data", &["--symbols", "hot_a"]),
+        ("hot3-default.data", &["--symbols", "hot_a,hot_b"]),
+        ("hot3-default.data", &["--percent-limit", "5"]),
+        ("hot3-default.data", &["--time", "0,"]),
+        ("uselib.data", &["--dsos", "libc.so.6"]),
+        ("system-wide.data", &["--cpu", "0"]),
+        ("system-wide.data", &["--time", "0,99999999"]),
+    ];
+    let mut failures = Vec::new();
+    for (name, filter) in runs {
+        let file = own_fixture(name);
+        for sort in ["comm,dso,sym", "pid"] {
+            let mut args = vec!["--sort", sort];
+            args.extend_from_slice(filter);
+            if let Err(e) = compare(&file, false, &args) {
+                failures.push(e);
+            }
+        }
+    }
+    check_all(failures);
+}

@@ -143,6 +143,8 @@ pub struct Options {
     pub cpus: Option<Vec<u32>>,
     /// Time window in ns (inclusive), either side open.
     pub time: Option<(Option<u64>, Option<u64>)>,
+    /// The `--time` argument as given (perf prints it in the Samples line).
+    pub time_str: Option<String>,
     pub group: bool,
     pub symfs: Option<PathBuf>,
     pub kallsyms: Option<PathBuf>,
@@ -176,6 +178,7 @@ impl Default for Options {
             symbols: None,
             cpus: None,
             time: None,
+            time_str: None,
             group: false,
             symfs: None,
             kallsyms: None,

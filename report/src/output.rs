@@ -375,7 +375,11 @@ fn write_hists(
     }
     let (n, unit) = convert_unit(nr_samples);
     let plural = if nr_members > 1 { "s" } else { "" };
-    writeln!(out, "# Samples: {n}{unit} of event{plural} '{desc}'")?;
+    write!(out, "# Samples: {n}{unit} of event{plural} '{desc}'")?;
+    if let Some(t) = &data.options.time_str {
+        write!(out, " (time slices: {t})")?;
+    }
+    writeln!(out)?;
     writeln!(out, "# Event count (approx.): {total}")?;
     writeln!(out, "#")?;
 
