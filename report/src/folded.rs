@@ -9,16 +9,15 @@
 //!   `+0x…` offset, "tidied" (`;` → `:`, an argument list `(…)` cut unless it
 //!   belongs to `(anonymous namespace)` or a Go-style `.(`), `[dso-basename]`
 //!   for an unresolved symbol in a known DSO and `[unknown]` otherwise;
-//! * every sample counts 1; lines are sorted.
-//!
-//! Samples printed without a call chain form no stack (the collapsers only
-//! read stacks from the lines under an event line) and are not counted.
+//! * a sample without call chain is a one-frame stack (its ip);
+//! * every sample counts its period (the number perf script shows before
+//!   the event name), 1 when no period is shown; lines are sorted.
 
 use std::collections::BTreeMap;
 
 use prec_format::PerfFile;
 
-use crate::script::{Frame, ResolvedSample, ScriptOptions, Session};
+use crate::script::{Frame, OutField, ResolvedSample, ScriptOptions, Session};
 
 /// inferno's `tidy_generic`.
 fn tidy_generic(func: &str) -> String {
@@ -54,18 +53,20 @@ fn frame_of(f: &Frame) -> Option<String> {
     frame_name(f.sym.as_ref().map(|s| &*s.0), f.dso.as_deref())
 }
 
-/// The folded stack line (without the count) of one sample, `None` when
-/// the sample has no call chain.
-pub fn stack_of(rs: &ResolvedSample<'_>) -> Option<String> {
-    let chain = rs.chain.as_ref()?;
+/// The folded stack line (without the count) of one sample: its call
+/// chain, or its own ip when it has none (the collapsers read the ip part of
+/// a one-line sample as a one-frame stack).
+pub fn stack_of(rs: &ResolvedSample<'_>) -> String {
     let mut s = rs.comm.replace(' ', "_");
-    for f in chain.iter().rev() {
+    let one = std::slice::from_ref(&rs.frame);
+    let frames = rs.chain.as_deref().unwrap_or(one);
+    for f in frames.iter().rev() {
         if let Some(name) = frame_of(f) {
             s.push(';');
             s.push_str(&name);
         }
     }
-    Some(s)
+    s
 }
 
 /// Folded stacks of `file` with their counts, sorted, and the warnings.
@@ -78,16 +79,21 @@ pub fn folded(
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
     let mut filter: Option<String> = None;
     session.walk(
-        |rs, _| {
-            let Some(stack) = stack_of(rs) else {
-                return Ok(());
+        |rs, sess| {
+            let stack = stack_of(rs);
+            // The collapsers count the period shown on the event line.
+            let attr = &file.attrs()[rs.attr_index].attr;
+            let n = if sess.fields_of(attr).has(OutField::Period) {
+                rs.period
+            } else {
+                1
             };
             match &filter {
                 None => filter = Some(rs.event.to_string()),
                 Some(f) if f != rs.event => return Ok(()),
                 _ => {}
             }
-            *counts.entry(stack).or_insert(0) += 1;
+            *counts.entry(stack).or_insert(0) += n;
             Ok(())
         },
         |_| Ok(()),

@@ -645,7 +645,9 @@ impl<'f> Session<'f> {
                     m,
                     cf.ip,
                     cf.addr,
-                    cf.sym,
+                    // map__fprintf_srcline passes no symbol: without line
+                    // info perf shows `dso[addr]`, not `sym+off`.
+                    None,
                 );
                 if let Some(l) = l {
                     if !self.strings.get(l).starts_with("??:0") {
@@ -957,6 +959,7 @@ impl<'f> Session<'f> {
         pid: i32,
         tid: i32,
     ) -> Option<String> {
+        let rec_tid = tid;
         let (pid, tid, cpu, time) = if attr.sample_id_all() {
             (
                 id.pid.map_or(pid, |p| p as i32),
@@ -972,9 +975,10 @@ impl<'f> Session<'f> {
                 return None;
             }
         }
-        let comm = match self.machine.find(tid) {
+        // The comm is that of the record's own thread.
+        let comm = match self.machine.find(rec_tid) {
             Some(t) => self.machine.thread_comm(t).to_string(),
-            None => ":-1".to_string(),
+            None => format!(":{rec_tid}"),
         };
         let f = self.fields_of(attr);
         let mut s = String::new();
