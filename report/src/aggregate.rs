@@ -1574,7 +1574,7 @@ fn branch_cmp(d: &ReportData, k: SortKey, a: &Entry, b: &Entry) -> Ordering {
 }
 
 fn sort_entries(data: &mut ReportData, hi: usize) {
-    let mut entries = std::mem::take(&mut data.hists[hi].entries);
+    let entries = std::mem::take(&mut data.hists[hi].entries);
     let keys = data.options.sort.clone();
     let d = &*data;
     let dso_name = |e: &Entry| e.map.map(|m| d.machine.dsos.get(m.dso).short_name.as_str());
@@ -1621,7 +1621,11 @@ fn sort_entries(data: &mut ReportData, hi: usize) {
         }
         Ordering::Equal
     };
-    entries.sort_by(collapse);
+    let order = crate::callgraph::rb_insertion_order(entries.len(), |n, e| {
+        collapse(&entries[n], &entries[e]) == Ordering::Less
+    });
+    let mut slots: Vec<Option<Entry>> = entries.into_iter().map(Some).collect();
+    let entries: Vec<Entry> = order.iter().map(|&i| slots[i].take().unwrap()).collect();
     let cgp = d.callgraph.as_ref().map(|c| &c.params);
     let output = |a: &Entry, b: &Entry| -> Ordering {
         // --children: perf's overhead_children key first (__hpp__sort_acc:
@@ -1677,6 +1681,12 @@ fn sort_entries(data: &mut ReportData, hi: usize) {
         }
         Ordering::Equal
     };
-    entries.sort_by(output);
+    // perf inserts the collapsed entries one by one into an rbtree; the
+    // walk (not a sort) decides ties and non-transitive cases.
+    let order = crate::callgraph::rb_insertion_order(entries.len(), |n, e| {
+        output(&entries[n], &entries[e]) == Ordering::Less
+    });
+    let mut slots: Vec<Option<Entry>> = entries.into_iter().map(Some).collect();
+    let entries: Vec<Entry> = order.iter().map(|&i| slots[i].take().unwrap()).collect();
     data.hists[hi].entries = entries;
 }
