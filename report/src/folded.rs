@@ -3,7 +3,8 @@
 //! produce them from `perf script` output with their default options:
 //!
 //! * only samples of the first event seen are counted (perf script's event
-//!   name, e.g. `cpu-clock:ppp`);
+//!   name, e.g. `cpu-clock:ppp`); without call chains (no blank lines), the
+//!   collapsers skip everything after the first sample of another event;
 //! * the first part is the comm, spaces replaced by `_`;
 //! * frames are the call chain outermost first, each the symbol without its
 //!   `+0x…` offset, "tidied" (`;` → `:`, an argument list `(…)` cut unless it
@@ -78,6 +79,7 @@ pub fn folded(
     let mut session = Session::new(file, opts)?;
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
     let mut filter: Option<String> = None;
+    let mut sticky_skip = false;
     session.walk(
         |rs, sess| {
             let stack = stack_of(rs);
@@ -88,9 +90,20 @@ pub fn folded(
             } else {
                 1
             };
+            if sticky_skip {
+                return Ok(());
+            }
             match &filter {
                 None => filter = Some(rs.event.to_string()),
-                Some(f) if f != rs.event => return Ok(()),
+                Some(f) if f != rs.event => {
+                    // inferno marks the stack skipped and clears the mark
+                    // only at the blank line ending a call chain: after a
+                    // one-line sample of another event, nothing more counts.
+                    if rs.chain.is_none() {
+                        sticky_skip = true;
+                    }
+                    return Ok(());
+                }
                 _ => {}
             }
             *counts.entry(stack).or_insert(0) += n;
