@@ -48,6 +48,26 @@ fn is_rust_legacy(name: &str) -> bool {
 mod tests {
     use super::*;
 
+    /// Writes `name\tdemangled` for each line of `$DEMANGLE_IN` to
+    /// `$DEMANGLE_OUT` (to compare with libiberty's `cplus_demangle(name, 0)`,
+    /// what perf 6.1 calls).
+    #[test]
+    #[ignore]
+    fn demangle_file() {
+        let (Ok(i), Ok(o)) = (std::env::var("DEMANGLE_IN"), std::env::var("DEMANGLE_OUT")) else {
+            return;
+        };
+        let text = std::fs::read_to_string(i).expect("read");
+        let mut out = String::new();
+        for n in text.lines() {
+            out.push_str(n);
+            out.push('\t');
+            out.push_str(&demangle(n).unwrap_or_default());
+            out.push('\n');
+        }
+        std::fs::write(o, out).expect("write");
+    }
+
     #[test]
     fn rust_and_cpp() {
         assert_eq!(
