@@ -226,11 +226,11 @@ pub struct ReportArgs {
     /// Use at most this many callchain entries per sample.
     #[arg(long = "max-stack")]
     pub max_stack: Option<usize>,
-    /// Expand inline functions in call chains from DWARF (perf 6.1 as
-    /// packaged shows none, so this is off by default).
+    /// Show inline functions of DWARF-unwound call-chain entries (default,
+    /// like perf 6.1; frame-pointer entries are never expanded).
     #[arg(long = "inline", overrides_with = "no_inline")]
     pub inline: bool,
-    /// Do not expand inline functions (default).
+    /// Do not show inline functions in call chains.
     #[arg(long = "no-inline")]
     pub no_inline: bool,
     /// Show a column with the number of samples.

@@ -24,9 +24,13 @@
 //!   callers as return address − 1, callee first). perf puts them *before*
 //!   the sample's chain in caller order and *after* it in callee order; each
 //!   part gets its own `max_stack`.
-//! * Inline frames (perf's `append_inlines`, on by default): a frame whose
-//!   address is in a user DSO with DWARF and has a symbol is replaced by the
-//!   DWARF inline chain at that address (innermost first in callee order,
+//! * Inline frames (perf's `append_inlines` from `unwind_entry`: perf 6.1
+//!   expands DWARF-unwound user frames only, never the entries of the
+//!   sample's own chain; verified with perf report/script on
+//!   `callgraph-fp-g.data` and `callgraph-nofp-dwarf.data`): with
+//!   [`ChainParams::inline`], an unwound frame whose address is in a user
+//!   DSO with DWARF and has a symbol is replaced by the DWARF inline chain
+//!   at that address (innermost first in callee order,
 //!   outermost first in caller order). A chain entry whose function name
 //!   equals the symbol's name *is* the symbol; any other name becomes a
 //!   fake symbol with the function's range and [`ChainFrame::inlined`] set
@@ -45,7 +49,7 @@
 //! #      machine: &mut prec_report::tasks::Machine, resolver: &mut prec_report::aggregate::Resolver,
 //! #      strings: &mut prec_report::aggregate::Strings) {
 //! let mut cc = Callchains::new();
-//! let params = ChainParams::default(); // callee order, 127 frames, inlines on
+//! let params = ChainParams::default(); // callee order, 127 frames, inlines of unwound frames
 //! let mut frames: Vec<ChainFrame> = Vec::new();
 //! cc.resolve(machine, resolver, strings, attr, sample, &params, None, &mut frames);
 //! for f in &frames {
@@ -87,7 +91,9 @@ pub struct ChainParams {
     pub order: Order,
     /// `--max-stack`.
     pub max_stack: usize,
-    /// Expand inline frames (perf's `symbol_conf.inline_name`, `--no-inline`).
+    /// Expand inline frames of DWARF-unwound entries (perf's
+    /// `symbol_conf.inline_name`, `--no-inline`); the sample's own chain
+    /// is never expanded (perf 6.1).
     pub inline: bool,
 }
 
@@ -267,7 +273,7 @@ impl Callchains {
                 }
                 if let Some(u) = &user {
                     for &ip in u.iter().take(params.max_stack) {
-                        c.add(misc::USER, ip);
+                        c.add(misc::USER, ip, true);
                     }
                 }
             }
@@ -275,7 +281,7 @@ impl Callchains {
                 if let Some(u) = &user {
                     let n = u.len().min(params.max_stack);
                     for &ip in u[..n].iter().rev() {
-                        c.add(misc::USER, ip);
+                        c.add(misc::USER, ip, true);
                     }
                 }
                 c.sample_chain(sample);
@@ -380,8 +386,9 @@ fn marker_mode(ip: u64) -> Option<u16> {
 }
 
 impl Ctx<'_> {
-    /// perf's `add_callchain_ip` for a real address.
-    fn add(&mut self, cpumode: u16, ip: u64) {
+    /// perf's `add_callchain_ip` (or `unwind_entry` when `unwound`) for a
+    /// real address.
+    fn add(&mut self, cpumode: u16, ip: u64, unwound: bool) {
         let f = self.cc.frame(
             self.machine,
             self.resolver,
@@ -391,7 +398,7 @@ impl Ctx<'_> {
             cpumode,
             ip,
         );
-        if self.params.inline {
+        if self.params.inline && unwound {
             if let (Some(map), Some(sym)) = (f.map, f.sym) {
                 let chain = self.cc.inline_chain(
                     self.machine,
@@ -475,7 +482,7 @@ impl Ctx<'_> {
                 continue;
             }
             n += 1;
-            self.add(cpumode, ip);
+            self.add(cpumode, ip, false);
         }
         true
     }

@@ -72,7 +72,8 @@ pub struct Params {
     pub value: Value,
     /// `--max-stack`.
     pub max_stack: usize,
-    /// Expand inline frames (prec `--inline`; perf 6.1 as packaged shows none).
+    /// Expand inline frames of DWARF-unwound entries (perf 6.1's
+    /// `--inline`, on by default; `--no-inline` turns it off).
     pub inline: bool,
     /// perf's quirk: with `--sort` starting with `sym` (and no `-F`), the
     /// first entry of a single-root graph is not printed.
@@ -92,7 +93,7 @@ impl Default for Params {
             key: Key::Function,
             value: Value::Percent,
             max_stack: crate::callchain::DEFAULT_MAX_STACK,
-            inline: false,
+            inline: true,
             skip_first_sym: false,
         }
     }

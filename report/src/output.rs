@@ -285,6 +285,8 @@ fn key_value(data: &ReportData, e: &Entry, k: SortKey, width: usize) -> String {
                     let name: String = name.chars().take(room.max(name.len())).collect();
                     if k == SortKey::SymOff {
                         format!("{prefix}{name}+0x{:x}", e.addr.wrapping_sub(sym.start))
+                    } else if sym.inlined {
+                        format!("{prefix}{name} (inlined)")
                     } else {
                         format!("{prefix}{name}")
                     }

@@ -98,7 +98,7 @@ fn options(args: &ReportArgs) -> Result<Options> {
     if let Some(n) = args.max_stack {
         o.callgraph.max_stack = n;
     }
-    o.callgraph.inline = args.inline && !args.no_inline;
+    o.callgraph.inline = !args.no_inline;
     o.callgraph.skip_first_sym =
         args.fields.is_none() && args.sort.as_deref().is_some_and(|s| s.starts_with("sym"));
     o.show_nr_samples = args.show_nr_samples;
