@@ -283,7 +283,7 @@ mod tests {
         );
         assert_eq!(
             fit_text("abcdefghijklmnop", 50.0, 12.0).as_deref(),
-            Some("abcd..")
+            Some("abcde..")
         );
         assert_eq!(fit_text("abcdef", 10.0, 12.0), None);
         assert_eq!(escape("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&apos;");
