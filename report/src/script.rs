@@ -630,7 +630,7 @@ impl<'f> Session<'f> {
     }
 
     /// A [`ChainFrame`] as printed.
-    fn to_frame(&mut self, cf: &ChainFrame, src: bool) -> Frame {
+    fn make_frame(&mut self, cf: &ChainFrame, src: bool) -> Frame {
         let sym = cf.sym.map(|id| {
             let s = self.resolver.syms[id.0 as usize].clone();
             (self.rc(s.name), s.start, s.end)
@@ -872,7 +872,7 @@ impl<'f> Session<'f> {
                     }
                     let fields = self.fields_of(a);
                     let src = fields.has(OutField::Srcline);
-                    let frame = self.to_frame(&cf, src);
+                    let frame = self.make_frame(&cf, src);
                     let chain = if self.use_callchain(a) && fields.has(OutField::Ip) {
                         let max_stack = self.opts.max_stack.unwrap_or(PERF_MAX_STACK_DEPTH);
                         // The sample's own chain: perf 6.1 adds no inline
@@ -921,7 +921,7 @@ impl<'f> Session<'f> {
                             }
                             self.unwinder = Some(unw);
                         }
-                        let v: Vec<Frame> = buf.iter().map(|f| self.to_frame(f, src)).collect();
+                        let v: Vec<Frame> = buf.iter().map(|f| self.make_frame(f, src)).collect();
                         self.chain_buf = buf;
                         Some(v)
                     } else {
