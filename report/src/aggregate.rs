@@ -927,7 +927,9 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
         .any(|a| a.attr.sample_type & st::CALLCHAIN != 0);
     let mut cgp = options.callgraph.clone();
     cgp.enabled &= has_callchain;
-    cgp.children &= has_callchain;
+    // Branch mode: perf turns --children off, and its branch entries get no
+    // callchains.
+    cgp.children &= has_callchain && !options.branch_mode;
     if cgp.children && !cgp.order_set {
         cgp.order = Order::Caller;
     }
@@ -1591,7 +1593,9 @@ fn sort_entries(data: &mut ReportData, hi: usize) {
                 SortKey::Dso => null_last(dso_name(a), dso_name(b), scmp),
                 SortKey::Sym | SortKey::SymOff => {
                     let o = if a.sym.is_none() && b.sym.is_none() {
-                        a.addr.cmp(&b.addr)
+                        // perf's _sort__addr_cmp: the signed difference
+                        // (kernel addresses sort before user ones).
+                        (a.addr.wrapping_sub(b.addr) as i64).cmp(&0)
                     } else {
                         null_last(dso_name(a), dso_name(b), scmp).then_with(|| {
                             null_last(sym_of(a), sym_of(b), |x, y| {
@@ -1621,11 +1625,17 @@ fn sort_entries(data: &mut ReportData, hi: usize) {
         }
         Ordering::Equal
     };
-    let order = crate::callgraph::rb_insertion_order(entries.len(), |n, e| {
-        collapse(&entries[n], &entries[e]) == Ordering::Less
-    });
-    let mut slots: Vec<Option<Entry>> = entries.into_iter().map(Some).collect();
-    let entries: Vec<Entry> = order.iter().map(|&i| slots[i].take().unwrap()).collect();
+    // perf builds hists->entries_in (se_cmp) in sample order, then the
+    // collapsed tree (se_collapse, the same comparators here) from its
+    // in-order walk; both are rbtree insertions.
+    let mut entries = entries;
+    for _ in 0..2 {
+        let order = crate::callgraph::rb_insertion_order(entries.len(), |n, e| {
+            collapse(&entries[n], &entries[e]) == Ordering::Less
+        });
+        let mut slots: Vec<Option<Entry>> = entries.into_iter().map(Some).collect();
+        entries = order.iter().map(|&i| slots[i].take().unwrap()).collect();
+    }
     let cgp = d.callgraph.as_ref().map(|c| &c.params);
     let output = |a: &Entry, b: &Entry| -> Ordering {
         // --children: perf's overhead_children key first (__hpp__sort_acc:
