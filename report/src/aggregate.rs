@@ -908,6 +908,13 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
         kernel_ok: None,
         srclines: HashMap::new(),
     };
+    // Reading /proc/kallsyms is slow; overlap it with the sample pass.
+    if attrs
+        .iter()
+        .any(|a| !a.attr.has(prec_format::attr::flags::EXCLUDE_KERNEL))
+    {
+        resolver.symbolizer.prefetch_kallsyms();
+    }
     let mut strings = Strings::default();
     let mut quality = Quality::default();
     let mut total_lost_samples = 0u64;

@@ -238,6 +238,8 @@ pub struct Symbolizer {
     binaries: Vec<Binary>,
     by_key: HashMap<(String, Vec<u8>), Option<BinaryId>>,
     kallsyms: Loaded<SymbolTable>,
+    /// kallsyms being read in the background ([`Symbolizer::prefetch_kallsyms`]).
+    kallsyms_prefetch: Option<std::thread::JoinHandle<std::io::Result<Vec<u8>>>>,
     jit: HashMap<u32, Option<SymbolTable>>,
     diagnostics: Vec<Diagnostic>,
 }
@@ -345,6 +347,7 @@ impl Symbolizer {
             binaries: Vec::new(),
             by_key: HashMap::new(),
             kallsyms: Loaded::Pending,
+            kallsyms_prefetch: None,
             jit: HashMap::new(),
             diagnostics: Vec::new(),
         }
@@ -698,14 +701,37 @@ impl Symbolizer {
         out
     }
 
-    fn load_kallsyms(&mut self) {
-        let path = self
-            .options
+    /// Starts reading kallsyms on another thread, so that the kernel's slow
+    /// formatting of `/proc/kallsyms` (about 0.1 s for 120k symbols) overlaps
+    /// with the caller's work; the first [`Symbolizer::kernel_symbol`] waits
+    /// for it. Call it when kernel samples are likely.
+    pub fn prefetch_kallsyms(&mut self) {
+        if !matches!(self.kallsyms, Loaded::Pending) || self.kallsyms_prefetch.is_some() {
+            return;
+        }
+        let path = self.kallsyms_path();
+        self.kallsyms_prefetch = std::thread::Builder::new()
+            .name("kallsyms".into())
+            .spawn(move || std::fs::read(path))
+            .ok();
+    }
+
+    fn kallsyms_path(&self) -> PathBuf {
+        self.options
             .kallsyms
             .clone()
-            .unwrap_or_else(|| PathBuf::from("/proc/kallsyms"));
+            .unwrap_or_else(|| PathBuf::from("/proc/kallsyms"))
+    }
+
+    fn load_kallsyms(&mut self) {
+        let path = self.kallsyms_path();
         let shown = path.display().to_string();
-        let text = match std::fs::read(&path) {
+        let read = match self.kallsyms_prefetch.take().map(|h| h.join()) {
+            Some(Ok(result)) => result,
+            // The reader thread panicked or was never started: read here.
+            Some(Err(_)) | None => std::fs::read(&path),
+        };
+        let text = match read {
             Ok(t) => t,
             Err(e) => {
                 self.kallsyms = Loaded::Failed;
