@@ -235,8 +235,58 @@ pub fn parse_kallsyms_text(text: &str) -> KernelText {
 }
 
 /// `_text`/`_etext` of the running kernel (zeros when restricted).
+///
+/// The kernel formats all of `/proc/kallsyms` for every read (about 70 ms
+/// for 120k symbols), which would be most of `prec record -- true`. The
+/// addresses cannot change until the next boot, so they are cached per boot
+/// and user under `$XDG_CACHE_HOME/prec` (or `~/.cache/prec`).
 pub fn kernel_text() -> io::Result<KernelText> {
-    Ok(parse_kallsyms_text(&fs::read_to_string("/proc/kallsyms")?))
+    let cache = kernel_text_cache_path();
+    if let Some(kt) = cache.as_deref().and_then(read_kernel_text_cache) {
+        return Ok(kt);
+    }
+    let kt = parse_kallsyms_text(&fs::read_to_string("/proc/kallsyms")?);
+    if let Some(path) = cache {
+        // A cache that cannot be written only costs the next run the read.
+        let _ = write_kernel_text_cache(&path, kt);
+    }
+    Ok(kt)
+}
+
+fn kernel_text_cache_path() -> Option<std::path::PathBuf> {
+    let boot_id = fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    let boot_id = boot_id.trim();
+    if boot_id.is_empty() || !boot_id.chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
+        return None;
+    }
+    let base = match std::env::var_os("XDG_CACHE_HOME") {
+        Some(d) if !d.is_empty() => std::path::PathBuf::from(d),
+        _ => std::path::PathBuf::from(std::env::var_os("HOME")?).join(".cache"),
+    };
+    let uid = fs::metadata("/proc/self").map(|m| {
+        use std::os::unix::fs::MetadataExt;
+        m.uid()
+    });
+    Some(base.join("prec").join(format!("kernel-text-{}-{boot_id}", uid.ok()?)))
+}
+
+fn read_kernel_text_cache(path: &Path) -> Option<KernelText> {
+    let text = fs::read_to_string(path).ok()?;
+    let mut it = text.split_whitespace();
+    let text_addr = u64::from_str_radix(it.next()?, 16).ok()?;
+    let etext = u64::from_str_radix(it.next()?, 16).ok()?;
+    Some(KernelText {
+        text: text_addr,
+        etext,
+    })
+}
+
+fn write_kernel_text_cache(path: &Path, kt: KernelText) -> io::Result<()> {
+    let dir = path.parent().ok_or(io::ErrorKind::NotFound)?;
+    fs::create_dir_all(dir)?;
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    fs::write(&tmp, format!("{:x} {:x}\n", kt.text, kt.etext))?;
+    fs::rename(&tmp, path)
 }
 
 /// One line of `/proc/modules`.
