@@ -267,7 +267,10 @@ fn kernel_text_cache_path() -> Option<std::path::PathBuf> {
         use std::os::unix::fs::MetadataExt;
         m.uid()
     });
-    Some(base.join("prec").join(format!("kernel-text-{}-{boot_id}", uid.ok()?)))
+    Some(
+        base.join("prec")
+            .join(format!("kernel-text-{}-{boot_id}", uid.ok()?)),
+    )
 }
 
 fn read_kernel_text_cache(path: &Path) -> Option<KernelText> {

@@ -21,7 +21,7 @@ use prec_format::features::{self, Feature};
 use prec_format::record::{MmapFileId, Record};
 use prec_format::{Attr, FeatureId, PerfFile, RecordType};
 
-use crate::callchain::{ChainFrame, ChainParams, Callchains, Order};
+use crate::callchain::{Callchains, ChainFrame, ChainParams, Order};
 use crate::callgraph::{CallTree, FrameId, Frames};
 use crate::maps::{DsoId, DsoKind, Map};
 use crate::symbolize::{BinaryId, FileLoader, Symbolizer, SymbolizerOptions};

@@ -516,7 +516,7 @@ impl Printer<'_> {
         };
         let mut v: Vec<RNode> = kids.into_iter().filter(|k| k.cumul() >= min).collect();
         // rb_insert_callchain: larger cumul left; ties keep insertion order.
-        v.sort_by(|a, b| b.cumul().cmp(&a.cumul()));
+        v.sort_by_key(|k| std::cmp::Reverse(k.cumul()));
         v
     }
 
@@ -681,7 +681,7 @@ impl Printer<'_> {
         let mut v = Vec::new();
         self.collect(0, true, &mut Vec::new(), &mut v);
         v.retain(|(_, r)| r.hit != 0 && r.hit >= min_hit);
-        v.sort_by(|a, b| b.1.hit.cmp(&a.1.hit));
+        v.sort_by_key(|e| std::cmp::Reverse(e.1.hit));
         v
     }
 

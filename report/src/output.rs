@@ -25,8 +25,8 @@
 
 use std::io::{self, Write};
 
-use crate::callgraph;
 use crate::aggregate::{Entry, Field, Hists, ReportData, SortKey};
+use crate::callgraph;
 
 /// perf's `convert_unit`.
 fn convert_unit(mut v: u64) -> (u64, char) {
