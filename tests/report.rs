@@ -23,14 +23,6 @@ use common::*;
 /// Quipper files whose perf output needs features prec does not have yet,
 /// with the reason.
 const QUIPPER_KNOWN: &[(&str, &str)] = &[
-    (
-        "callgraph-3.4",
-        "call-graph output (Children/Self and trees)",
-    ),
-    (
-        "callgraph-3.8",
-        "call-graph output (Children/Self and trees)",
-    ),
     ("intel_pt-4.14", "Intel PT decoding"),
     (
         "piped.intel_pt-4.14",
