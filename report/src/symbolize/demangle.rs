@@ -21,11 +21,148 @@ pub fn demangle(name: &str) -> Option<String> {
             return Some(format!("{d:#}"));
         }
     }
+    demangle_cpp(name)
+}
+
+/// libiberty's `cplus_demangle(name, 0)`: the top-level function's
+/// parameters, return type and qualifiers are omitted, but an encoding
+/// nested in a special name (thunks, transaction clones) prints in full.
+fn demangle_cpp(name: &str) -> Option<String> {
+    let body = &name[2..];
+    // Special names cpp_demangle prints in its own style.
+    for (tag, prefix) in [("TV", "vtable for "), ("TT", "VTT for ")] {
+        if let Some(ty) = body.strip_prefix(tag) {
+            let t = cpp(&format!("_ZTI{ty}"), false)?;
+            return Some(format!("{prefix}{}", t.strip_prefix("typeinfo for ")?));
+        }
+    }
+    if let Some(rest) = body.strip_prefix("GTt") {
+        return Some(format!(
+            "transaction clone for {}",
+            cpp(&format!("_Z{rest}"), true)?
+        ));
+    }
+    if let Some(rest) = body.strip_prefix('T') {
+        let (prefix, offsets) = match rest.as_bytes().first() {
+            Some(b'h') => ("non-virtual thunk to ", 1),
+            Some(b'v') => ("virtual thunk to ", 2),
+            Some(b'c') => ("covariant return thunk to ", 0),
+            _ => ("", 0),
+        };
+        if !prefix.is_empty() {
+            let mut r = &rest[1..];
+            if offsets == 0 {
+                // `Tc` call-offset call-offset: each `h` nv or `v` v.
+                for _ in 0..2 {
+                    let n = match r.as_bytes().first() {
+                        Some(b'h') => 1,
+                        Some(b'v') => 2,
+                        _ => return None,
+                    };
+                    r = skip_offsets(&r[1..], n)?;
+                }
+            } else {
+                r = skip_offsets(r, offsets)?;
+            }
+            return Some(format!("{prefix}{}", cpp(&format!("_Z{r}"), true)?));
+        }
+    }
+    let mut out = cpp(name, false)?;
+    if !body.starts_with('T') && !body.starts_with('G') {
+        // Top-level ref-qualifiers go with the parameters.
+        for q in [" &&", " &"] {
+            if let Some(s) = out.strip_suffix(q) {
+                out.truncate(s.len());
+                break;
+            }
+        }
+    }
+    Some(out)
+}
+
+/// Skips `n` `[n]<number>_` call offsets.
+fn skip_offsets(mut s: &str, n: usize) -> Option<&str> {
+    for _ in 0..n {
+        let t = s.strip_prefix('n').unwrap_or(s);
+        let d = t.bytes().take_while(u8::is_ascii_digit).count();
+        s = t.get(d..)?.strip_prefix('_').filter(|_| d > 0)?;
+    }
+    Some(s)
+}
+
+/// cpp_demangle with or without the parameter list, in libiberty's style.
+fn cpp(name: &str, params: bool) -> Option<String> {
     let sym = cpp_demangle::Symbol::new(name.as_bytes()).ok()?;
-    let opts = cpp_demangle::DemangleOptions::new()
-        .no_params()
-        .no_return_type();
-    sym.demangle(&opts).ok()
+    let mut opts = cpp_demangle::DemangleOptions::new();
+    if !params {
+        opts = opts.no_params().no_return_type();
+    }
+    let out = sym.demangle(&opts).ok()?;
+    Some(libiberty_style(&out))
+}
+
+/// Rewrites cpp_demangle's output where libiberty's printer differs.
+fn libiberty_style(s: &str) -> String {
+    let s = integer_literals(s);
+    // An empty template parameter pack prints nothing; libiberty then takes
+    // back the `, ` before it, and as its last character is still a space,
+    // a closing `>` after a `>` gets no space: `A<B<C>>`.
+    s.replace(", >", ">")
+}
+
+/// `(unsigned int)8` → `8u`: libiberty prints literals of int-like builtin
+/// types with a suffix (`d_print_comp`, `DEMANGLE_COMPONENT_LITERAL`).
+fn integer_literals(s: &str) -> String {
+    const SUFFIXES: [(&str, &str); 6] = [
+        ("(int)", ""),
+        ("(unsigned int)", "u"),
+        ("(long)", "l"),
+        ("(unsigned long)", "ul"),
+        ("(long long)", "ll"),
+        ("(unsigned long long)", "ull"),
+    ];
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    'outer: while let Some(i) = rest.find('(') {
+        out.push_str(&rest[..i]);
+        let tail = &rest[i..];
+        // Only after a delimiter: `f(long)` is a parameter list.
+        let prev = out.chars().last();
+        if matches!(prev, None | Some('<' | ' ' | '(' | '-' | '[' | ',')) {
+            for (ty, suffix) in SUFFIXES {
+                if let Some(num) = tail.strip_prefix(ty) {
+                    let neg = num.starts_with('-');
+                    let digits = num[neg as usize..]
+                        .bytes()
+                        .take_while(u8::is_ascii_digit)
+                        .count();
+                    if digits > 0 {
+                        let len = neg as usize + digits;
+                        out.push_str(&num[..len]);
+                        out.push_str(suffix);
+                        rest = &num[len..];
+                        continue 'outer;
+                    }
+                }
+            }
+            if let Some(b) = tail.strip_prefix("(bool)") {
+                if let Some(r) = b.strip_prefix('0') {
+                    out.push_str("false");
+                    rest = r;
+                    continue;
+                }
+                if let Some(r) = b.strip_prefix('1') {
+                    out.push_str("true");
+                    rest = r;
+                    continue;
+                }
+            }
+        }
+        out.push('(');
+        rest = &tail[1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Rust legacy mangling: `_ZN` … `17h` + 16 hex digits + `E`, optionally
