@@ -36,6 +36,17 @@ fn demangle_cpp(name: &str) -> Option<String> {
             return Some(format!("{prefix}{}", t.strip_prefix("typeinfo for ")?));
         }
     }
+    // typeinfo of a function type: `typeinfo for R (A)`.
+    for (tag, prefix) in [("TIF", "typeinfo for "), ("TSF", "typeinfo name for ")] {
+        if body.starts_with(tag) {
+            let t = cpp(name, false)?;
+            let ty = t.strip_prefix(prefix)?;
+            return Some(format!(
+                "{prefix}{}",
+                function_types(&format!("<{ty}"))[1..].to_string()
+            ));
+        }
+    }
     if let Some(rest) = body.strip_prefix("GTt") {
         return Some(format!(
             "transaction clone for {}",
@@ -103,11 +114,177 @@ fn cpp(name: &str, params: bool) -> Option<String> {
 
 /// Rewrites cpp_demangle's output where libiberty's printer differs.
 fn libiberty_style(s: &str) -> String {
-    let s = integer_literals(s);
+    let s = integer_literals(s).replace("std::nullptr_t", "decltype(nullptr)");
+    let s = std_abbreviations(&s);
+    let s = misplaced_reference(&s);
+    let s = function_types(&s);
     // An empty template parameter pack prints nothing; libiberty then takes
     // back the `, ` before it, and as its last character is still a space,
     // a closing `>` after a `>` gets no space: `A<B<C>>`.
     s.replace(", >", ">")
+}
+
+/// The standard abbreviations `Ss`, `Si`, `So`, `Sd`: libiberty prints
+/// them short (`std::string`) except right before a constructor or
+/// destructor (`std::basic_string<char, std::char_traits<char>,
+/// std::allocator<char> >::basic_string`); cpp_demangle does otherwise.
+fn std_abbreviations(s: &str) -> String {
+    const ABBREVIATIONS: [(&str, &str, &str, &str); 4] = [
+        (
+            "std::string",
+            "std::basic_string<char, std::char_traits<char>, std::allocator<char> >",
+            "string",
+            "basic_string",
+        ),
+        (
+            "std::istream",
+            "std::basic_istream<char, std::char_traits<char> >",
+            "istream",
+            "basic_istream",
+        ),
+        (
+            "std::ostream",
+            "std::basic_ostream<char, std::char_traits<char> >",
+            "ostream",
+            "basic_ostream",
+        ),
+        (
+            "std::iostream",
+            "std::basic_iostream<char, std::char_traits<char> >",
+            "iostream",
+            "basic_iostream",
+        ),
+    ];
+    if !s.contains("std::") {
+        return s.to_string();
+    }
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    'outer: while i < s.len() {
+        let rest = &s[i..];
+        let boundary = !out.ends_with(ident) && !out.ends_with("::");
+        if boundary && rest.starts_with("std::") {
+            for (short, full, short_last, last) in ABBREVIATIONS {
+                for form in [full, short] {
+                    let Some(after) = rest.strip_prefix(form) else {
+                        continue;
+                    };
+                    if form == short && after.starts_with(ident) {
+                        continue;
+                    }
+                    // A constructor or destructor name after it.
+                    let structor = after.strip_prefix("::").and_then(|a| {
+                        let tilde = a.starts_with('~');
+                        let a = a.trim_start_matches('~');
+                        [short_last, last].into_iter().find_map(|n| {
+                            a.strip_prefix(n)
+                                .filter(|t| !t.starts_with(ident))
+                                .map(|t| (tilde, t))
+                        })
+                    });
+                    match structor {
+                        Some((tilde, t)) => {
+                            out.push_str(full);
+                            out.push_str(if tilde { "::~" } else { "::" });
+                            out.push_str(last);
+                            i = s.len() - t.len();
+                        }
+                        None => {
+                            out.push_str(short);
+                            i += form.len();
+                        }
+                    }
+                    continue 'outer;
+                }
+            }
+        }
+        let c = rest.chars().next().unwrap_or(' ');
+        out.push(c);
+        i += c.len_utf8();
+    }
+    out
+}
+
+/// cpp_demangle sometimes prints a reference to a nested type as
+/// `A&::B`; libiberty prints `A::B&`.
+fn misplaced_reference(s: &str) -> String {
+    let mut s = s.to_string();
+    while let Some(i) = s.find("&::") {
+        let start = s[..i].trim_end_matches('&').len();
+        let refs = s[start..i + 1].to_string();
+        let after = i + 3;
+        let len = s[after..]
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(s.len() - after);
+        let name = s[after..after + len].to_string();
+        s.replace_range(start..after + len, &format!("::{name}{refs}"));
+    }
+    s
+}
+
+/// A function type prints `R (A)` in libiberty, `R(A)` in cpp_demangle
+/// (which does put the space after builtin return types). A parenthesis
+/// after a name is a function type unless it closes a local function
+/// name (`f(int) const::x`) or follows a keyword.
+fn function_types(s: &str) -> String {
+    const KEYWORDS: [&str; 8] = [
+        "operator", "decltype", "sizeof", "alignof", "noexcept", "lambda", "typeid", "throw",
+    ];
+    let b = s.as_bytes();
+    let mut out = String::with_capacity(s.len() + 8);
+    let mut last = 0;
+    for (i, &c) in b.iter().enumerate() {
+        if c != b'(' || i == 0 {
+            continue;
+        }
+        let p = b[i - 1];
+        if !(p.is_ascii_alphanumeric() || matches!(p, b'_' | b'>' | b'*' | b'&')) {
+            continue;
+        }
+        if KEYWORDS.iter().any(|k| s[..i].ends_with(k)) {
+            continue;
+        }
+        // The matching `)`.
+        let mut depth = 0usize;
+        let mut end = None;
+        for (j, &d) in b.iter().enumerate().skip(i) {
+            match d {
+                b'(' => depth += 1,
+                b')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = Some(j);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(end) = end else { break };
+        let mut after = &s[end + 1..];
+        loop {
+            let t = [" const", " volatile", " &&", " &"]
+                .iter()
+                .find_map(|q| after.strip_prefix(q));
+            match t {
+                Some(t) => after = t,
+                None => break,
+            }
+        }
+        let function_name = after.starts_with("::") || after.starts_with('#');
+        // Only inside template arguments, where the top-level parameter
+        // lists of thunks and clones cannot be.
+        let depth_angle = s[..i].matches('<').count() > s[..i].matches('>').count();
+        if function_name || !depth_angle {
+            continue;
+        }
+        out.push_str(&s[last..i]);
+        out.push(' ');
+        last = i;
+    }
+    out.push_str(&s[last..]);
+    out
 }
 
 /// `(unsigned int)8` → `8u`: libiberty prints literals of int-like builtin
