@@ -779,3 +779,122 @@ fn system_libc_with_separate_debug_info() {
     let name = sym_of(&s, bin, addr).expect("getpid symbol");
     assert!(name.contains("getpid"), "{name}");
 }
+
+/// The libiberty oracle: `cplus_demangle(name, 0)`, what perf 6.1 (no
+/// libbfd, `DMGL_NO_OPTS`) prints, called through python3 + ctypes from the
+/// system's libbfd. Returns `name\tdemangled` lines, or `None` when libbfd or
+/// python3 is missing.
+fn libiberty_demangle(names: &[String]) -> Option<Vec<(String, String)>> {
+    let lib = std::fs::read_dir("/usr/lib/x86_64-linux-gnu")
+        .ok()?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .find(|p| {
+            let n = p.file_name().unwrap_or_default().to_string_lossy();
+            n.starts_with("libbfd") && n.contains(".so")
+        })?;
+    let script = r#"
+import ctypes, sys
+f = ctypes.CDLL(sys.argv[1]).cplus_demangle
+f.restype = ctypes.c_void_p
+f.argtypes = [ctypes.c_char_p, ctypes.c_int]
+free = ctypes.CDLL(None).free
+free.argtypes = [ctypes.c_void_p]
+out = []
+for n in sys.stdin.read().split('\n'):
+    if not n:
+        continue
+    p = f(n.encode(), 0)
+    s = ''
+    if p:
+        s = ctypes.string_at(p).decode('utf-8', 'replace')
+        free(p)
+    out.append(n + '\t' + s)
+sys.stdout.write('\n'.join(out) + '\n')
+"#;
+    let dir = std::env::temp_dir().join(format!("prec-demangle-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).ok()?;
+    let input = dir.join("names.txt");
+    std::fs::write(&input, names.join("\n")).ok()?;
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(&lib)
+        .stdin(std::fs::File::open(&input).ok()?)
+        .output()
+        .ok()?;
+    let _ = std::fs::remove_dir_all(&dir);
+    if !out.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    Some(
+        text.lines()
+            .filter_map(|l| l.split_once('\t'))
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect(),
+    )
+}
+
+/// Every `_Z` symbol of libstdc++ and a few other system C++ libraries
+/// demangles like libiberty's `cplus_demangle(name, 0)` (perf 6.1's output),
+/// for at least 99 % of them. Measured: 45250 / 45254 on libstdc++ +
+/// libLLVM-15; the rest are local names inside template arguments.
+#[test]
+fn demangle_matches_libiberty() {
+    let libs = [
+        "/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
+        "/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1",
+        "/usr/lib/x86_64-linux-gnu/libboost_regex.so.1.74.0",
+        "/usr/lib/x86_64-linux-gnu/libboost_filesystem.so.1.74.0",
+        "/usr/lib/x86_64-linux-gnu/libboost_program_options.so.1.74.0",
+    ];
+    let mut names = Vec::new();
+    for lib in libs.iter().filter(|l| Path::new(l).exists()) {
+        let Ok(out) = Command::new("nm")
+            .args(["-D", "--defined-only", lib])
+            .output()
+        else {
+            eprintln!("skipping: nm not found");
+            return;
+        };
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            if let Some(n) = line.split_whitespace().nth(2) {
+                let n = n.split('@').next().unwrap_or(n);
+                if n.starts_with("_Z") {
+                    names.push(n.to_string());
+                }
+            }
+        }
+    }
+    names.sort();
+    names.dedup();
+    if names.is_empty() {
+        eprintln!("skipping: no C++ library found");
+        return;
+    }
+    let Some(oracle) = libiberty_demangle(&names) else {
+        eprintln!("skipping: libbfd (libiberty's cplus_demangle) or python3 not available");
+        return;
+    };
+    assert_eq!(oracle.len(), names.len(), "oracle answered every name");
+    let mut equal = 0usize;
+    let mut shown = 0;
+    for (name, want) in &oracle {
+        // libiberty fails → perf prints the mangled name; so do we.
+        let got = demangle(name).unwrap_or_else(|| name.clone());
+        let want = if want.is_empty() { name } else { want };
+        if &got == want {
+            equal += 1;
+        } else if shown < 20 {
+            shown += 1;
+            eprintln!("{name}\n  libiberty: {want}\n  prec:      {got}");
+        }
+    }
+    let pct = equal as f64 * 100.0 / oracle.len() as f64;
+    eprintln!(
+        "demangling equal to libiberty: {equal} / {} ({pct:.3} %)",
+        oracle.len()
+    );
+    assert!(pct >= 99.0, "only {pct:.3} % equal");
+}
