@@ -179,6 +179,72 @@ pub struct RecordArgs {
     /// Don't print any messages.
     #[arg(short = 'q', long = "quiet")]
     pub quiet: bool,
+    /// Compress the data with zstd (level 1 unless given as -z=N or --compression-level=N).
+    #[arg(
+        short = 'z',
+        long = "compression-level",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "1"
+    )]
+    pub compression_level: Option<u32>,
+    /// Clock for the timestamps: monotonic, monotonic_raw, realtime, boottime, tai or a number.
+    #[arg(short = 'k', long = "clockid")]
+    pub clockid: Option<String>,
+    /// Sample timestamps (also with --per-thread).
+    #[arg(short = 'T', long = "timestamp")]
+    pub timestamp: bool,
+    /// Record the sample (data) addresses.
+    #[arg(short = 'd', long = "data")]
+    pub data: bool,
+    /// Record the sample CPU.
+    #[arg(long = "sample-cpu")]
+    pub sample_cpu: bool,
+    /// Record the sample period.
+    #[arg(short = 'P', long = "period")]
+    pub period: bool,
+    /// Record the sample weight.
+    #[arg(short = 'W', long = "weight")]
+    pub weight: bool,
+    /// Record context switch events.
+    #[arg(long = "switch-events")]
+    pub switch_events: bool,
+    /// Record namespaces events.
+    #[arg(long = "namespaces")]
+    pub namespaces: bool,
+    /// Per-thread ring buffers, no inheritance and no timestamps (unless -T).
+    #[arg(long = "per-thread")]
+    pub per_thread: bool,
+    /// Do not update the build-id cache (prec has none; accepted for perf compatibility).
+    #[arg(short = 'N', long = "no-buildid-cache")]
+    pub no_buildid_cache: bool,
+    /// Do not collect build-ids (no BUILD_ID feature).
+    #[arg(short = 'B', long = "no-buildid")]
+    pub no_buildid: bool,
+    /// Stop after writing this much data (e.g. 10M; units B, K, M, G).
+    #[arg(long = "max-size")]
+    pub max_size: Option<String>,
+    /// Enable the events this many milliseconds after the program starts.
+    #[arg(short = 'D', long = "delay")]
+    pub delay: Option<u64>,
+    /// Per-thread counts (inherit_stat).
+    #[arg(short = 's', long = "stat")]
+    pub stat: bool,
+    /// Sample these user registers (comma separated; all without a value).
+    #[arg(long = "user-regs", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    pub user_regs: Option<String>,
+    /// Sample these registers at the interrupt (comma separated; all without a value).
+    #[arg(long = "intr-regs", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    pub intr_regs: Option<String>,
+    /// Sample raw data (and CPU and time).
+    #[arg(short = 'R', long = "raw-samples")]
+    pub raw_samples: bool,
+    /// Only user-space samples (exclude_kernel on every event).
+    #[arg(long = "all-user")]
+    pub all_user: bool,
+    /// Only kernel samples (exclude_user on every event).
+    #[arg(long = "all-kernel")]
+    pub all_kernel: bool,
     /// The command to run, and its arguments.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub command: Vec<String>,

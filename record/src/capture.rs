@@ -29,6 +29,7 @@ use std::time::{Duration, Instant};
 use prec_format::write::{FileWriter, PipeWriter};
 use prec_format::{Attr, Endian, EventAttr};
 
+use crate::compress::Compressor;
 use crate::events::EventSpec;
 use crate::features::{self, DsoBuildId, EventInfo, RecordingFacts};
 use crate::launch::{self, ExitStatus, RunningChild, SuspendedChild};
@@ -79,6 +80,48 @@ pub struct RecordConfig {
     pub quiet: bool,
     /// prec's own argv (the CMDLINE feature).
     pub cmdline: Vec<String>,
+    /// The less common perf record options.
+    pub modes: RecordModes,
+}
+
+/// perf record's less common options (all off by default).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RecordModes {
+    /// `-z`: zstd level; COMPRESSED records and feature, no BUILD_ID.
+    pub compression_level: Option<u32>,
+    /// `-k`: (clockid, clock resolution in ns).
+    pub clockid: Option<(i32, u64)>,
+    /// `-T`: sample TIME even with `--per-thread`.
+    pub timestamp: bool,
+    /// `-d`: ADDR | DATA_SRC, mmap_data on the tracking event.
+    pub sample_addr: bool,
+    /// `--sample-cpu`.
+    pub sample_cpu: bool,
+    /// `-P`.
+    pub sample_period: bool,
+    /// `-W`: WEIGHT_STRUCT.
+    pub sample_weight: bool,
+    /// `--switch-events`: context_switch on the tracking event.
+    pub switch_events: bool,
+    /// `--namespaces`: namespaces on the tracking event, NAMESPACES records.
+    pub namespaces: bool,
+    /// `--per-thread`: no inherit, no TIME (unless `-T`).
+    pub per_thread: bool,
+    /// `-B` (and `-z`): no BUILD_ID feature, no sample count.
+    pub no_buildid: bool,
+    /// `--max-size`: stop after this many bytes of data.
+    pub max_size: Option<u64>,
+    /// `-D`: enable the events this many ms after the start (a dummy event
+    /// does the tracking meanwhile).
+    pub delay_ms: Option<u64>,
+    /// `-s`: inherit_stat and TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING.
+    pub inherit_stat: bool,
+    /// `--user-regs`: sample_regs_user mask (REGS_USER when non-zero).
+    pub user_regs: u64,
+    /// `--intr-regs`: sample_regs_intr mask (REGS_INTR when non-zero).
+    pub intr_regs: u64,
+    /// `-R`: RAW | CPU | TIME.
+    pub raw_samples: bool,
 }
 
 /// A failed recording (nothing was written, or the error is reported after
@@ -115,6 +158,8 @@ pub struct RecordOutcome {
     pub lost: LostCounter,
     /// Number of poll wake-ups with data.
     pub wakeups: u64,
+    /// With `-z`: (ring bytes, COMPRESSED bytes).
+    pub compressed: Option<(u64, u64)>,
 }
 
 impl RecordOutcome {
@@ -153,8 +198,12 @@ fn build_attr(
     nevents: usize,
     launching: bool,
 ) -> PerfEventAttr {
+    let m = &cfg.modes;
     let mut a = spec.to_attr();
-    let mut st = sample::IP | sample::TID | sample::TIME;
+    let mut st = sample::IP | sample::TID;
+    if !m.per_thread || m.timestamp || m.raw_samples {
+        st |= sample::TIME;
+    }
     match cfg.period {
         Some(p) => a.sample_period_or_freq = p,
         None => {
@@ -178,20 +227,55 @@ fn build_attr(
             a.set_flag(flags::MMAP_DATA, true);
         }
     }
+    if m.sample_addr {
+        st |= sample::ADDR | sample::DATA_SRC;
+        if tracking {
+            a.set_flag(flags::MMAP_DATA, true);
+        }
+    }
+    if m.sample_period {
+        st |= sample::PERIOD;
+    }
+    if m.sample_weight {
+        st |= sample::WEIGHT_STRUCT;
+    }
+    if m.sample_cpu || m.raw_samples {
+        st |= sample::CPU;
+    }
+    if m.raw_samples {
+        st |= sample::RAW;
+    }
+    if m.user_regs != 0 {
+        st |= sample::REGS_USER;
+        a.sample_regs_user |= m.user_regs;
+    }
+    if m.intr_regs != 0 {
+        st |= sample::REGS_INTR;
+        a.sample_regs_intr = m.intr_regs;
+    }
     if cfg.system_wide {
         st |= sample::CPU | sample::IDENTIFIER;
+    } else if m.delay_ms.is_some() {
+        st |= sample::IDENTIFIER;
     } else if nevents > 1 || cfg.output == Output::Stdout {
         st |= sample::ID;
     }
     a.sample_type = st;
     a.read_format = read_format::ID | read_format::LOST;
+    if m.inherit_stat {
+        a.read_format |= read_format::TOTAL_TIME_ENABLED | read_format::TOTAL_TIME_RUNNING;
+        a.set_flag(flags::INHERIT_STAT, true);
+    }
+    set_clockid(&mut a, cfg);
     a.set_flag(flags::DISABLED, true);
-    a.set_flag(flags::INHERIT, cfg.inherit);
+    a.set_flag(flags::INHERIT, cfg.inherit && !m.per_thread);
     a.set_flag(flags::SAMPLE_ID_ALL, true);
-    if launching && !cfg.system_wide {
+    if launching && !cfg.system_wide && m.delay_ms.is_none() {
         a.set_flag(flags::ENABLE_ON_EXEC, true);
     }
     if tracking {
+        a.set_flag(flags::CONTEXT_SWITCH, m.switch_events);
+        a.set_flag(flags::NAMESPACES, m.namespaces);
         a.set_flag(
             flags::MMAP
                 | flags::COMM
@@ -206,13 +290,33 @@ fn build_attr(
     a
 }
 
-/// perf's `dummy:HG` tracking event for system-wide recording.
-fn dummy_attr(cfg: &RecordConfig) -> PerfEventAttr {
+fn set_clockid(a: &mut PerfEventAttr, cfg: &RecordConfig) {
+    if let Some((id, _)) = cfg.modes.clockid {
+        a.set_flag(flags::USE_CLOCKID, true);
+        a.clockid = id;
+    }
+}
+
+/// perf's `dummy:HG` tracking event for system-wide recording (and `-D`).
+fn dummy_attr(cfg: &RecordConfig, launching: bool) -> PerfEventAttr {
+    let m = &cfg.modes;
     let mut a = PerfEventAttr::new(perf_type::SOFTWARE, 9);
     a.sample_period_or_freq = 1;
-    a.sample_type = sample::IP | sample::TID | sample::TIME | sample::CPU | sample::IDENTIFIER;
+    a.sample_type = sample::IP | sample::TID | sample::TIME | sample::IDENTIFIER;
+    if cfg.system_wide {
+        a.sample_type |= sample::CPU;
+    } else {
+        a.set_flag(flags::DISABLED, true);
+        a.set_flag(flags::ENABLE_ON_EXEC, launching);
+    }
     a.read_format = read_format::ID | read_format::LOST;
-    a.set_flag(flags::INHERIT, cfg.inherit);
+    a.set_flag(flags::INHERIT, cfg.inherit && !m.per_thread);
+    a.set_flag(flags::CONTEXT_SWITCH, m.switch_events);
+    a.set_flag(flags::NAMESPACES, m.namespaces);
+    if m.sample_addr {
+        a.set_flag(flags::MMAP_DATA, true);
+    }
+    set_clockid(&mut a, cfg);
     a.set_flag(
         flags::MMAP
             | flags::COMM
@@ -618,7 +722,10 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     // Events follow the launched workload (enable_on_exec) only when it is
     // the target; with -p/-t/-a the command just sets the duration.
     let launching = child.is_some() && on_child;
-    let nevents = specs.len() + usize::from(cfg.system_wide);
+    // A dummy event does the tracking system-wide and while -D delays the
+    // real events.
+    let use_dummy = cfg.system_wide || cfg.modes.delay_ms.is_some();
+    let nevents = specs.len() + usize::from(use_dummy);
     let paranoid = sysinfo::perf_event_paranoid().unwrap_or(2);
     let is_root = sys_geteuid_is_root();
     let mut opener = Opener {
@@ -632,15 +739,11 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     // fds[cpu_index] = all fds on that CPU in open order.
     let mut fds: Vec<Vec<OwnedFd>> = (0..cpus.len()).map(|_| Vec::new()).collect();
     let mut all_specs: Vec<Option<EventSpec>> = specs.iter().cloned().map(Some).collect();
-    if cfg.system_wide {
+    if use_dummy {
         all_specs.push(None); // dummy
     }
     for (ei, spec) in all_specs.iter().enumerate() {
-        let tracking = if cfg.system_wide {
-            spec.is_none()
-        } else {
-            ei == 0
-        };
+        let tracking = if use_dummy { spec.is_none() } else { ei == 0 };
         let mut ids = Vec::new();
         let (name, attr) = match spec {
             Some(spec) => {
@@ -653,7 +756,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
                 (name, attr)
             }
             None => {
-                let mut attr = dummy_attr(cfg);
+                let mut attr = dummy_attr(cfg, launching);
                 let fd = sys::perf_event_open(&mut attr, threads[0], cpus[0] as i32, None, 0)
                     .map_err(|e| open_error("dummy:HG", &e, threads[0], paranoid))?;
                 ids.push(sys::ioc_id(fd.as_fd())?);
@@ -730,7 +833,22 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
         .collect();
 
     // 3. Output.
-    let host = features::host_features();
+    let mut host = features::host_features();
+    if let Some((id, res)) = cfg.modes.clockid {
+        host.extend(features::clock_features(id, res));
+    }
+    let mut comp = cfg.modes.compression_level.map(Compressor::new);
+    if let Some(c) = &comp {
+        host.push(prec_format::features::Feature::Compressed(
+            prec_format::features::Compressed {
+                version: 0,
+                type_: 1,
+                level: c.level,
+                ratio: 0,
+                mmap_len: ((cfg.mmap_pages + 1) * sys::page_size()) as u32,
+            },
+        ));
+    }
     let mut sink = match &cfg.output {
         Output::File(p) => {
             let f = create_output(p)?;
@@ -815,6 +933,9 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     synth::cpu_map(&mut pro, &cpus);
     if let Some(c) = child.as_ref().filter(|_| launching) {
         syn.comm(&mut pro, c.pid(), c.pid(), "perf-exec", false);
+        if cfg.modes.namespaces {
+            syn.namespaces(&mut pro, c.pid(), c.pid());
+        }
     }
     if cfg.system_wide {
         for pid in proc_synth::all_pids().unwrap_or_default() {
@@ -836,12 +957,15 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
 
     // Enable and start.
     launch::install_signal_forwarding()?;
-    if !launching {
-        for cpu_fds in &fds {
+    let enable_all = |fds: &Vec<Vec<OwnedFd>>| {
+        for cpu_fds in fds {
             for fd in cpu_fds {
                 let _ = sys::ioc_enable(fd.as_fd());
             }
         }
+    };
+    if !launching && cfg.modes.delay_ms.is_none() {
+        enable_all(&fds);
     }
     let mut running: Option<RunningChild> = None;
     if let Some(c) = child.take() {
@@ -870,10 +994,11 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     let mut last_flush = Instant::now();
     let mut wakeups = 0u64;
     let mut exit: Option<ExitStatus> = None;
-    let drain = |rings: &mut Vec<(RingBuffer, i32)>,
-                 sink: &mut Sink,
-                 tracker: &mut Tracker,
-                 buf: &mut Vec<u8>|
+    let mut zbuf: Vec<u8> = Vec::new();
+    let mut drain = |rings: &mut Vec<(RingBuffer, i32)>,
+                     sink: &mut Sink,
+                     tracker: &mut Tracker,
+                     buf: &mut Vec<u8>|
      -> io::Result<bool> {
         buf.clear();
         for (rb, _) in rings.iter_mut() {
@@ -883,16 +1008,50 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
             return Ok(false);
         }
         tracker.scan(buf);
+        if let Some(c) = comp.as_mut() {
+            zbuf.clear();
+            c.compress(buf, &mut zbuf);
+            sink.write(&zbuf)?;
+            buf.clear();
+        }
         synth::bare(buf, synth::PERF_RECORD_FINISHED_ROUND);
         sink.write(buf)?;
         Ok(true)
     };
     // On a write error (disk full, closed pipe) the workload is stopped
     // rather than left running unobserved.
+    let mut enable_at = cfg.modes.delay_ms.map(|ms| {
+        note(cfg.quiet, "Events disabled");
+        Instant::now() + Duration::from_millis(ms)
+    });
     let loop_result = (|| -> Result<(), RecordError> {
         loop {
             if drain(&mut rings, &mut sink, &mut tracker, &mut buf)? {
                 wakeups += 1;
+            }
+            if let Some(t) = enable_at {
+                if Instant::now() >= t {
+                    enable_all(&fds);
+                    note(cfg.quiet, "Events enabled");
+                    enable_at = None;
+                }
+            }
+            if let Some(max) = cfg.modes.max_size {
+                let written = sink.data_bytes();
+                if written >= max {
+                    note(
+                        cfg.quiet,
+                        &format!(
+                            "[ prec record: perf size limit reached ({} KB), stopping session ]",
+                            written / 1024
+                        ),
+                    );
+                    if let Some(r) = running.as_mut() {
+                        let _ = r.kill(libc::SIGTERM);
+                        let _ = r.wait();
+                    }
+                    break;
+                }
             }
             if last_flush.elapsed() >= Duration::from_millis(250) {
                 sink.flush()?;
@@ -916,7 +1075,12 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
                     None => break,
                 }
             }
-            sys::poll(&mut pollfds, 100)?;
+            let timeout = enable_at.map_or(100, |t| {
+                t.saturating_duration_since(Instant::now())
+                    .as_millis()
+                    .min(100) as i32
+            });
+            sys::poll(&mut pollfds, timeout)?;
             for p in pollfds.iter_mut() {
                 if p.revents & (sys::pollbits::HUP | sys::pollbits::ERR) != 0 {
                     p.fd = -1;
@@ -953,6 +1117,15 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     drop(fds);
 
     // 5. Finish.
+    let compressed = comp.map(|c| {
+        for f in host.iter_mut() {
+            if let prec_format::features::Feature::Compressed(x) = f {
+                // perf: (u32)(ratio + 0.5).
+                x.ratio = (c.ratio() + 0.5) as u32;
+            }
+        }
+        (c.transferred, c.compressed)
+    });
     let data_bytes = finish_sink(sink, &host, cfg, &event_infos, &tracker)?;
     Ok(RecordOutcome {
         exit,
@@ -960,6 +1133,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
         data_bytes,
         lost: tracker.lost,
         wakeups,
+        compressed,
     })
 }
 
@@ -977,7 +1151,11 @@ fn finish_sink(
                 cmdline: cfg.cmdline.clone(),
                 events: event_infos.to_vec(),
                 sample_time: tracker.first_time.map(|f| (f, tracker.last_time)),
-                build_ids: tracker.build_ids(),
+                build_ids: if cfg.modes.no_buildid || cfg.modes.compression_level.is_some() {
+                    Vec::new()
+                } else {
+                    tracker.build_ids()
+                },
             };
             let feats = features::file_features(host, &facts, Endian::NATIVE);
             let mut f = w.finish(&feats)?;
@@ -1079,6 +1257,7 @@ mod tests {
             inherit: true,
             quiet: true,
             cmdline: Vec::new(),
+            modes: RecordModes::default(),
         };
         let spec = EventSpec::parse("cpu-clock").unwrap();
         let a = build_attr(&spec, &cfg, true, 1, true);

@@ -166,6 +166,22 @@ pub fn host_features() -> Vec<Feature> {
     out
 }
 
+/// CLOCKID (the clock's resolution in ns) and CLOCK_DATA (wall-clock and
+/// `clockid` time of one instant, now), as perf writes them for `-k`.
+pub fn clock_features(clockid: i32, res_ns: u64) -> Vec<Feature> {
+    let wall_ns = crate::sys::gettimeofday_ns();
+    let clockid_ns = crate::sys::clock_gettime_ns(clockid).unwrap_or(0);
+    vec![
+        Feature::ClockId(res_ns),
+        Feature::ClockData(ff::ClockData {
+            version: 1,
+            clockid: clockid as u32,
+            wall_ns,
+            clockid_ns,
+        }),
+    ]
+}
+
 fn event_desc(events: &[EventInfo]) -> Feature {
     Feature::EventDesc(EventDescs {
         attr_size: prec_format::write::WRITE_ATTR_SIZE,

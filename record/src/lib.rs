@@ -22,6 +22,7 @@
 
 pub mod buildid;
 pub mod capture;
+pub mod compress;
 pub mod events;
 pub mod features;
 pub mod launch;

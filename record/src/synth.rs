@@ -23,6 +23,8 @@ pub const PERF_RECORD_FINISHED_INIT: u32 = 82;
 
 pub const MISC_KERNEL: u16 = 1;
 pub const MISC_USER: u16 = 2;
+/// PERF_RECORD_NAMESPACES.
+pub const PERF_RECORD_NAMESPACES: u32 = 16;
 
 /// Builds records with a fixed-size zeroed sample_id trailer.
 #[derive(Clone, Copy, Debug)]
@@ -61,6 +63,24 @@ impl Synth {
         put_str_padded(&mut b, &comm);
         let misc = if exec { 1 << 13 } else { 0 };
         self.finish(out, PERF_RECORD_COMM, misc, b);
+    }
+
+    /// PERF_RECORD_NAMESPACES of a thread: (dev, inode) of its net, uts,
+    /// ipc, pid, user, mnt and cgroup namespaces (zeros when unreadable).
+    pub fn namespaces(&self, out: &mut Vec<u8>, pid: i32, tid: i32) {
+        use std::os::unix::fs::MetadataExt;
+        const NS: [&str; 7] = ["net", "uts", "ipc", "pid", "user", "mnt", "cgroup"];
+        let mut b = Vec::with_capacity(16 + 16 * NS.len());
+        b.extend_from_slice(&pid.to_ne_bytes());
+        b.extend_from_slice(&tid.to_ne_bytes());
+        b.extend_from_slice(&(NS.len() as u64).to_ne_bytes());
+        for ns in NS {
+            let (dev, ino) = std::fs::metadata(format!("/proc/{pid}/task/{tid}/ns/{ns}"))
+                .map_or((0, 0), |m| (m.dev(), m.ino()));
+            b.extend_from_slice(&dev.to_ne_bytes());
+            b.extend_from_slice(&ino.to_ne_bytes());
+        }
+        self.finish(out, PERF_RECORD_NAMESPACES, 0, b);
     }
 
     /// PERF_RECORD_FORK.

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Result};
-use prec_record::capture::{self, CallGraph, Output, RecordConfig};
+use prec_record::capture::{self, CallGraph, Output, RecordConfig, RecordModes};
 use prec_record::events;
 use prec_record::sys;
 use prec_record::sysinfo;
@@ -74,12 +74,167 @@ fn parse_call_graph(s: &str) -> Result<CallGraph> {
     }
 }
 
+/// perf's `-k` names (`parse_clockid`): case-insensitive, an optional
+/// `CLOCK_` prefix, or a number.
+fn parse_clockid(s: &str) -> Result<i32> {
+    if let Ok(n) = s.trim().parse::<i32>() {
+        return Ok(n);
+    }
+    let l = s.trim().to_ascii_lowercase();
+    let l = l.strip_prefix("clock_").unwrap_or(&l);
+    Ok(match l {
+        "monotonic" | "mono" => 1,
+        "monotonic_raw" | "raw" => 4,
+        "realtime" | "real" => 0,
+        "boottime" | "boot" => 7,
+        "tai" => 11,
+        _ => bail!("unknown clockid '{s}' (use monotonic, monotonic_raw, realtime, boottime, tai or a number)"),
+    })
+}
+
+/// perf's `--max-size` (`parse_tag_value`): a number with a B, K, M or G
+/// unit (a bare number is bytes).
+fn parse_size(s: &str) -> Result<u64> {
+    let t = s.trim();
+    let (num, mult) = match t.chars().last() {
+        Some('B') | Some('b') => (&t[..t.len() - 1], 1u64),
+        Some('K') | Some('k') => (&t[..t.len() - 1], 1 << 10),
+        Some('M') | Some('m') => (&t[..t.len() - 1], 1 << 20),
+        Some('G') | Some('g') => (&t[..t.len() - 1], 1 << 30),
+        _ => (t, 1),
+    };
+    num.parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .ok_or_else(|| anyhow::anyhow!("invalid --max-size '{s}': expected a size like 10M"))
+}
+
+/// x86-64 register names (perf's `sample_reg_masks`); `intr` allows XMM.
+#[cfg(target_arch = "x86_64")]
+fn reg_bit(name: &str, intr: bool) -> Option<u32> {
+    const NAMES: [&str; 24] = [
+        "ax", "bx", "cx", "dx", "si", "di", "bp", "sp", "ip", "flags", "cs", "ss", "ds", "es",
+        "fs", "gs", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
+    ];
+    if let Some(i) = NAMES.iter().position(|n| *n == name) {
+        return Some(i as u32);
+    }
+    let x: u32 = name.strip_prefix("xmm")?.parse().ok()?;
+    (intr && x < 16).then_some(32 + 2 * x)
+}
+
+/// arm64 register names: x0..x29, lr, sp, pc.
+#[cfg(target_arch = "aarch64")]
+fn reg_bit(name: &str, _intr: bool) -> Option<u32> {
+    match name {
+        "lr" => Some(30),
+        "sp" => Some(31),
+        "pc" => Some(32),
+        _ => name
+            .strip_prefix('x')?
+            .parse()
+            .ok()
+            .filter(|&n: &u32| n < 30),
+    }
+}
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+fn reg_bit(_name: &str, _intr: bool) -> Option<u32> {
+    None
+}
+
+/// perf's default register mask (PERF_REGS_MASK).
+fn all_regs() -> u64 {
+    if cfg!(target_arch = "aarch64") {
+        (1 << 33) - 1
+    } else {
+        0xff0fff
+    }
+}
+
+/// `--user-regs` / `--intr-regs`: comma-separated names, empty = all.
+fn parse_regs(s: &str, opt: &str, intr: bool) -> Result<u64> {
+    if s.trim().is_empty() {
+        return Ok(all_regs());
+    }
+    let mut mask = 0u64;
+    for name in s.split(',') {
+        let n = name.trim().to_ascii_lowercase();
+        let bit =
+            reg_bit(&n, intr).ok_or_else(|| anyhow::anyhow!("unknown register '{n}' in {opt}"))?;
+        // XMM registers are 128 bits: two mask bits each.
+        mask |= if bit >= 32 && n.starts_with("xmm") {
+            3 << bit
+        } else {
+            1 << bit
+        };
+    }
+    Ok(mask)
+}
+
 pub fn run(args: RecordArgs) -> Result<ExitCode> {
     let quiet = args.quiet;
     let mut evs = Vec::new();
     for e in &args.events {
         evs.extend(events::parse_event_list(e).map_err(|e| anyhow::anyhow!("{e}"))?);
     }
+    if args.all_user && args.all_kernel {
+        bail!("--all-user and --all-kernel cannot be used together");
+    }
+    if (args.all_user || args.all_kernel) && evs.is_empty() {
+        evs.push(events::EventSpec::default_event());
+    }
+    for e in evs.iter_mut() {
+        if args.all_user {
+            e.exclude_kernel = true;
+            e.exclude_user = false;
+        }
+        if args.all_kernel {
+            e.exclude_kernel = false;
+            e.exclude_user = true;
+        }
+    }
+    let clockid = match &args.clockid {
+        Some(c) => {
+            let id = parse_clockid(c)?;
+            let res = sys::clock_getres_ns(id).map_err(|e| anyhow::anyhow!("clockid {c}: {e}"))?;
+            Some((id, res))
+        }
+        None => None,
+    };
+    let compression_level = match args.compression_level {
+        Some(l) if l > 22 => {
+            bail!("invalid -z {l}: the compression level must be between 1 and 22")
+        }
+        Some(0) | None => None,
+        Some(l) => Some(l),
+    };
+    let modes = RecordModes {
+        compression_level,
+        clockid,
+        timestamp: args.timestamp,
+        sample_addr: args.data,
+        sample_cpu: args.sample_cpu,
+        sample_period: args.period,
+        sample_weight: args.weight,
+        switch_events: args.switch_events,
+        namespaces: args.namespaces,
+        per_thread: args.per_thread,
+        no_buildid: args.no_buildid,
+        max_size: args.max_size.as_deref().map(parse_size).transpose()?,
+        delay_ms: args.delay.filter(|&d| d > 0),
+        inherit_stat: args.stat,
+        user_regs: match &args.user_regs {
+            Some(s) => parse_regs(s, "--user-regs", false)?,
+            None => 0,
+        },
+        intr_regs: match &args.intr_regs {
+            Some(s) => parse_regs(s, "--intr-regs", true)?,
+            None => 0,
+        },
+        raw_samples: args.raw_samples,
+    };
+    let _ = args.no_buildid_cache;
     if args.count.is_some() && args.freq.is_some() {
         bail!("-c and -F cannot be used together");
     }
@@ -173,7 +328,9 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         inherit: !args.no_inherit,
         quiet,
         cmdline: std::env::args().collect(),
+        modes,
     };
+    let no_buildid = cfg.modes.no_buildid || cfg.modes.compression_level.is_some();
     let out = capture::record(&cfg)?;
     if !quiet {
         if out.lost.lost_records > 0 {
@@ -193,11 +350,27 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
             Output::Stdout => "-".to_string(),
             Output::File(p) => p.display().to_string(),
         };
+        // perf counts samples while collecting build-ids: without them
+        // (-B, -z) it prints no count.
+        let samples = if no_buildid {
+            String::new()
+        } else {
+            format!(" ({} samples)", out.samples)
+        };
+        let compressed = match out.compressed {
+            Some((orig, comp)) if orig > 0 && comp > 0 => format!(
+                ", compressed (original {:.3} MB, ratio is {:.3})",
+                orig as f64 / (1024.0 * 1024.0),
+                orig as f64 / comp as f64
+            ),
+            _ => String::new(),
+        };
         eprintln!(
-            "[ prec record: Captured and wrote {:.3} MB {} ({} samples) ]",
+            "[ prec record: Captured and wrote {:.3} MB {}{}{} ]",
             out.data_bytes as f64 / (1024.0 * 1024.0),
             name,
-            out.samples
+            samples,
+            compressed
         );
     }
     Ok(ExitCode::from(out.exit_code().clamp(0, 255) as u8))
