@@ -662,10 +662,21 @@ impl Symbolizer {
     /// Source file and line of `elf_addr` (innermost, i.e. inside any
     /// inlined function, which is what perf's srcline shows). Loads DWARF
     /// for this binary on first use.
+    ///
+    /// Like binutils 2.40's addr2line (what perf 6.1 without libbfd runs):
+    /// in a DWARF 5 line table, a row whose file register still holds its
+    /// initial value 1 (no `DW_LNS_set_file` yet in its sequence) names file
+    /// entry 0, the compilation unit's primary file, not entry 1. So code of
+    /// a header included first (glibc's `dl-cacheinfo.h` in
+    /// `dl-get-cpu-features.c`) shows the `.c` file with the header's line.
     pub fn source_location(&mut self, bin: BinaryId, elf_addr: u64) -> Option<SourceLocation> {
         let ctx = self.dwarf(bin)?;
         let loc = ctx.find_location(elf_addr).ok()??;
-        convert_location(&loc)
+        let mut out = convert_location(&loc)?;
+        if let Some(file) = binutils_initial_file(ctx, elf_addr) {
+            out.file = file;
+        }
+        Some(out)
     }
 
     /// Inline chain at `elf_addr`, innermost first (the same order as
@@ -869,6 +880,80 @@ fn search_debug_file(
         bin.debug = DebugFile::Found(cand, map, info);
         return;
     }
+}
+
+/// The file binutils 2.40 names for `addr` when that differs from the
+/// DWARF reading: the primary file (entry 0) for a DWARF 5 row whose file
+/// register was never set in its sequence (see
+/// [`Symbolizer::source_location`]). `None` otherwise.
+fn binutils_initial_file(ctx: &addr2line::Context<DwarfReader>, addr: u64) -> Option<String> {
+    use gimli::Reader;
+    let unit_ref = ctx.find_dwarf_and_unit(addr).skip_all_loads()?;
+    let (dwarf, unit) = (unit_ref.dwarf, unit_ref.unit);
+    let program = unit.line_program.as_ref()?;
+    if program.header().version() < 5 {
+        return None;
+    }
+    let mut rows = program.clone().rows();
+    // (address, file index, file register still initial) of the previous row.
+    let mut prev: Option<(u64, u64, bool)> = None;
+    let mut initial = true;
+    let mut found = None;
+    let mut guard = 0u32;
+    while let Ok(Some((_, row))) = rows.next_row() {
+        guard += 1;
+        if guard > 50_000_000 {
+            return None; // corrupt DWARF guard
+        }
+        if let Some((a, f, init)) = prev {
+            if a <= addr && addr < row.address() {
+                found = Some((f, init));
+                // Later sequences may cover the address too; the first
+                // match is what the line table lookup takes as well.
+                break;
+            }
+        }
+        if row.end_sequence() {
+            prev = None;
+            initial = true;
+            continue;
+        }
+        if row.file_index() != 1 {
+            initial = false;
+        }
+        prev = Some((row.address(), row.file_index(), initial));
+    }
+    let (file_index, initial) = found?;
+    if file_index != 1 || !initial {
+        return None;
+    }
+    let header = rows.header();
+    let primary = header.file(0)?;
+    let entry1 = header.file(1)?;
+    let render = |f: &gimli::FileEntry<DwarfReader>| -> Option<String> {
+        let name = dwarf.attr_string(unit, f.path_name()).ok()?;
+        let name = name.to_string_lossy().ok()?.into_owned();
+        if name.starts_with('/') {
+            return Some(name);
+        }
+        let mut path = String::new();
+        if let Some(dir) = f.directory(header) {
+            let dir = dwarf.attr_string(unit, dir).ok()?;
+            let dir = dir.to_string_lossy().ok()?.into_owned();
+            if !dir.starts_with('/') {
+                if let Some(comp) = &unit.comp_dir {
+                    path.push_str(&comp.to_string_lossy().ok()?);
+                    path.push('/');
+                }
+            }
+            path.push_str(&dir);
+            path.push('/');
+        }
+        path.push_str(&name);
+        Some(path)
+    };
+    let (p, e) = (render(primary)?, render(entry1)?);
+    (p != e).then_some(p)
 }
 
 fn convert_location(loc: &addr2line::Location<'_>) -> Option<SourceLocation> {
