@@ -302,6 +302,19 @@ pub struct ReportArgs {
     /// Show a column with the number of samples.
     #[arg(short = 'n', long = "show-nr-samples")]
     pub show_nr_samples: bool,
+    /// Show a column with the sum of the periods.
+    #[arg(long = "show-total-period")]
+    pub show_total_period: bool,
+    /// Separate the columns with this string, without padding the numbers.
+    #[arg(short = 't', long = "field-separator")]
+    pub field_separator: Option<String>,
+    /// How percentages of filtered entries are computed: relative (to the
+    /// entries left) or absolute (to all samples, the default).
+    #[arg(long = "percentage", value_parser = ["relative", "absolute"])]
+    pub percentage: Option<String>,
+    /// Only show entries that resolved to a symbol.
+    #[arg(short = 'U', long = "hide-unresolved")]
+    pub hide_unresolved: bool,
     /// Hide entries below this overhead percentage.
     #[arg(long = "percent-limit")]
     pub percent_limit: Option<f64>,

@@ -42,6 +42,8 @@ pub enum SortKey {
     Srcline,
     Srcfile,
     Cpu,
+    /// The CPU's socket (package) from the CPU_TOPOLOGY header.
+    Socket,
     Parent,
     /// Branch mode: the branch source's DSO.
     DsoFrom,
@@ -68,6 +70,7 @@ impl SortKey {
             "srcline" => SortKey::Srcline,
             "srcfile" => SortKey::Srcfile,
             "cpu" => SortKey::Cpu,
+            "socket" => SortKey::Socket,
             "parent" => SortKey::Parent,
             "dso_from" => SortKey::DsoFrom,
             "dso_to" => SortKey::DsoTo,
@@ -88,6 +91,7 @@ impl SortKey {
             SortKey::Srcline => "Source:Line",
             SortKey::Srcfile => "Source File",
             SortKey::Cpu => "CPU",
+            SortKey::Socket => "Socket",
             SortKey::Parent => "Parent symbol",
             SortKey::DsoFrom => "Source Shared Object",
             SortKey::DsoTo => "Target Shared Object",
@@ -134,6 +138,19 @@ pub struct Options {
     /// Explicit output fields (`-F`); `None` = overhead [+ samples] + keys.
     pub fields: Option<Vec<Field>>,
     pub show_nr_samples: bool,
+    /// `--show-total-period`: a Period column.
+    pub show_total_period: bool,
+    /// perf's hpp sort list when `-F` was given (perf's "strict" field
+    /// order): `--sort` keys, then the output fields not among them.
+    /// `None`: [Children,] Overhead, then the sort keys.
+    pub sort_list: Option<Vec<Field>>,
+    /// `-t`/`--field-separator`: columns joined by it, without padding.
+    pub field_sep: Option<String>,
+    /// `--percentage relative`: percentages and totals of the entries left
+    /// after the filters.
+    pub relative: bool,
+    /// `--hide-unresolved`: hide samples without a symbol.
+    pub hide_unresolved: bool,
     pub percent_limit: f64,
     pub comms: Option<Vec<String>>,
     pub pids: Option<Vec<i32>>,
@@ -170,6 +187,11 @@ impl Default for Options {
             sort: vec![SortKey::Comm, SortKey::Dso, SortKey::Sym],
             fields: None,
             show_nr_samples: false,
+            show_total_period: false,
+            sort_list: None,
+            field_sep: None,
+            relative: false,
+            hide_unresolved: false,
             percent_limit: 0.0,
             comms: None,
             pids: None,
@@ -286,6 +308,7 @@ struct Key {
     srcline: u32,
     srcfile: u32,
     cpu: u32,
+    socket: i32,
     /// Branch mode: DSO name + 1 of source/target, symbol id + 1 (else the
     /// raw address) of source/target, cycles.
     from_dso: u32,
@@ -325,6 +348,8 @@ pub struct Entry {
     pub nr_samples: u64,
     /// Periods of the group members (leader first) in group mode.
     pub group_periods: Vec<u64>,
+    /// Sample counts of the group members (leader first) in group mode.
+    pub group_samples: Vec<u64>,
     /// The first sample's resolution (perf keeps it in the hist entry).
     pub thread: ThreadId,
     pub comm: CommId,
@@ -336,6 +361,8 @@ pub struct Entry {
     pub srcline: Option<StrId>,
     pub srcfile: Option<StrId>,
     pub cpu: u32,
+    /// The CPU's socket id (-1: unknown).
+    pub socket: i32,
     /// Filtered out by --comms/--pids/--tids/--dsos/--symbols.
     pub filtered: bool,
     /// Call-graph mode: children period and call tree.
@@ -795,6 +822,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
     // Event names: EVENT_DESC by first id, else from the attr.
     let mut names: Vec<Option<String>> = vec![None; attrs.len()];
     let mut group_descs = Vec::new();
+    let mut sockets: Vec<i32> = Vec::new();
     let mut machine = Machine::new();
     for f in file.features() {
         match f.id {
@@ -818,6 +846,15 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                 names[i] = Some(ev.name);
                             }
                         }
+                    }
+                }
+            }
+            FeatureId::CPU_TOPOLOGY => {
+                if let Ok(Feature::CpuTopology(t)) =
+                    features::decode(f.id, f.data, f.offset, endian)
+                {
+                    if let Some(cpus) = &t.cpus {
+                        sockets = cpus.iter().map(|c| c.socket_id as i32).collect();
                     }
                 }
             }
@@ -921,6 +958,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
 
     let want = |k: SortKey| options.sort.contains(&k);
     let need_sym = want(SortKey::Sym)
+        || options.hide_unresolved
         || want(SortKey::SymOff)
         || want(SortKey::Srcline)
         || want(SortKey::Srcfile)
@@ -1031,6 +1069,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                     }
                 }
                 let cpu = s.cpu.unwrap_or(u32::MAX);
+                let socket = sockets.get(cpu as usize).copied().unwrap_or(-1);
                 if let Some(cpus) = &options.cpus {
                     if !cpus.contains(&cpu) {
                         continue;
@@ -1054,6 +1093,9 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                     }
                 } else {
                     quality.no_map += 1;
+                }
+                if options.hide_unresolved && sym.is_none() {
+                    continue;
                 }
                 let th = machine.thread(loc.thread);
                 let mut filtered = false;
@@ -1148,6 +1190,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                 },
                                 SortKey::Cycles => key.cycles = bi.cycles,
                                 SortKey::Cpu => key.cpu = cpu,
+                                SortKey::Socket => key.socket = socket,
                                 SortKey::Srcline | SortKey::Srcfile | SortKey::Parent => {}
                             }
                         }
@@ -1161,6 +1204,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                 period: 0,
                                 nr_samples: 0,
                                 group_periods: Vec::new(),
+                                group_samples: Vec::new(),
                                 thread: loc.thread,
                                 comm: loc.comm,
                                 level: loc.level,
@@ -1170,6 +1214,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                 srcline: None,
                                 srcfile: None,
                                 cpu,
+                                socket,
                                 filtered,
                                 cg: None,
                                 branch: Some(bi),
@@ -1200,6 +1245,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                             }
                         }
                         SortKey::Cpu => key.cpu = cpu,
+                        SortKey::Socket => key.socket = socket,
                         SortKey::Srcline | SortKey::Srcfile => {}
                         SortKey::Parent => {}
                         // Branch keys: only in branch mode.
@@ -1235,6 +1281,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                         period: 0,
                         nr_samples: 0,
                         group_periods: Vec::new(),
+                        group_samples: Vec::new(),
                         thread: loc.thread,
                         comm: loc.comm,
                         level: loc.level,
@@ -1244,6 +1291,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                         srcline: src.0,
                         srcfile: src.1,
                         cpu,
+                        socket,
                         filtered,
                         cg: None,
                         branch: None,
@@ -1327,10 +1375,14 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                         }
                                     }
                                     SortKey::Cpu => ck.cpu = cpu,
+                                    SortKey::Socket => ck.socket = socket,
                                     _ => {}
                                 }
                             }
-                            if he_cache.contains(&ck) {
+                            // perf's he_tmp lacks the socket: with a
+                            // socket key, only socket 0 entries match.
+                            let no_dedup = socket != 0 && want(SortKey::Socket);
+                            if !no_dedup && he_cache.contains(&ck) {
                                 continue;
                             }
                             he_cache.push(ck);
@@ -1341,6 +1393,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                     period: 0,
                                     nr_samples: 0,
                                     group_periods: Vec::new(),
+                                    group_samples: Vec::new(),
                                     thread: loc.thread,
                                     comm: loc.comm,
                                     level,
@@ -1350,6 +1403,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                     srcline: None,
                                     srcfile: None,
                                     cpu,
+                                    socket,
                                     filtered,
                                     cg: None,
                                     branch: None,
@@ -1441,12 +1495,15 @@ fn make_groups(
     let mut leader_of: Vec<usize> = (0..nr).collect();
     let mut names: HashMap<usize, Option<String>> = HashMap::new();
     let mut any = false;
+    // perf's evsel->forced_leader: the description is the bare list.
+    let mut forced = false;
     if force && descs.iter().all(|d| d.nr_members <= 1) {
         if nr > 1 {
             // --group without GROUP_DESC: perf forces one group of all events.
             leader_of.iter_mut().for_each(|l| *l = 0);
             names.insert(0, None);
             any = true;
+            forced = true;
         }
     } else {
         for d in descs {
@@ -1469,7 +1526,10 @@ fn make_groups(
             continue;
         }
         let members: Vec<usize> = (0..nr).filter(|&m| leader_of[m] == i).collect();
-        let desc = if members.len() > 1 {
+        let desc = if members.len() > 1 && forced {
+            let list: Vec<&str> = members.iter().map(|&m| hists[m].name.as_str()).collect();
+            list.join(", ")
+        } else if members.len() > 1 {
             let list: Vec<&str> = members.iter().map(|&m| hists[m].name.as_str()).collect();
             let name = names.get(&i).cloned().flatten();
             format!(
@@ -1498,6 +1558,8 @@ fn link_group(data: &mut ReportData, g: &Group) {
     for e in &mut data.hists[leader].entries {
         e.group_periods = vec![0; n];
         e.group_periods[0] = e.period;
+        e.group_samples = vec![0; n];
+        e.group_samples[0] = e.nr_samples;
     }
     let _ = le;
     for (mi, &m) in g.members.iter().enumerate().skip(1) {
@@ -1515,6 +1577,7 @@ fn link_group(data: &mut ReportData, g: &Group) {
                     e.period = 0;
                     e.nr_samples = 0;
                     e.group_periods = vec![0; n];
+                    e.group_samples = vec![0; n];
                     h.entries.push(e);
                     let p = h.entries.len() - 1;
                     h.index.insert(key, p);
@@ -1522,6 +1585,7 @@ fn link_group(data: &mut ReportData, g: &Group) {
                 }
             };
             h.entries[pos].group_periods[mi] += me.period;
+            h.entries[pos].group_samples[mi] += me.nr_samples;
         }
         data.hists[m].entries = member;
     }
@@ -1618,7 +1682,8 @@ fn sort_entries(data: &mut ReportData, hi: usize) {
                 }
                 SortKey::Srcline => scmp(src(a), src(b)),
                 SortKey::Srcfile => scmp(srcfile(a), srcfile(b)),
-                SortKey::Cpu => a.cpu.cmp(&b.cpu),
+                SortKey::Cpu => (a.cpu as i32).cmp(&(b.cpu as i32)),
+                SortKey::Socket => a.socket.cmp(&b.socket),
                 SortKey::Parent => Ordering::Equal,
                 SortKey::DsoFrom
                 | SortKey::DsoTo
@@ -1644,7 +1709,55 @@ fn sort_entries(data: &mut ReportData, hi: usize) {
         entries = order.iter().map(|&i| slots[i].take().unwrap()).collect();
     }
     let cgp = d.callgraph.as_ref().map(|c| &c.params);
+    // A sort key's `se_sort`.
+    let key_sort = |k: &SortKey, a: &Entry, b: &Entry| -> Ordering {
+        match k {
+            SortKey::Comm => scmp(d.machine.comms.get(a.comm), d.machine.comms.get(b.comm)),
+            SortKey::Pid | SortKey::Tid => tid(a).cmp(&tid(b)),
+            SortKey::Dso => null_last(dso_name(a), dso_name(b), scmp),
+            SortKey::Sym | SortKey::SymOff => null_last(sym_of(a), sym_of(b), |x, y| {
+                scmp(d.strings.get(x.name), d.strings.get(y.name))
+            }),
+            SortKey::Srcline => scmp(src(a), src(b)),
+            SortKey::Srcfile => scmp(srcfile(a), srcfile(b)),
+            SortKey::Cpu => (a.cpu as i32).cmp(&(b.cpu as i32)),
+            SortKey::Socket => a.socket.cmp(&b.socket),
+            SortKey::Parent => Ordering::Equal,
+            SortKey::DsoFrom
+            | SortKey::DsoTo
+            | SortKey::SymFrom
+            | SortKey::SymTo
+            | SortKey::Cycles => branch_cmp(d, *k, a, b),
+        }
+    };
+    let group_cmp = |a: &Entry, b: &Entry| -> Ordering {
+        for i in 1..a.group_periods.len().min(b.group_periods.len()) {
+            let o = b.group_periods[i].cmp(&a.group_periods[i]);
+            if o != Ordering::Equal {
+                return o;
+            }
+        }
+        Ordering::Equal
+    };
+    let sort_list = d.options.sort_list.clone();
     let output = |a: &Entry, b: &Entry| -> Ordering {
+        // -F: perf's hpp sort list as given (no implicit overhead first).
+        if let Some(sl) = &sort_list {
+            for f in sl {
+                let o = match f {
+                    Field::Overhead => b.period.cmp(&a.period).then_with(|| group_cmp(a, b)),
+                    Field::Period => b.period.cmp(&a.period),
+                    Field::Sample => b.nr_samples.cmp(&a.nr_samples),
+                    Field::Children => b.acc_period().cmp(&a.acc_period()),
+                    Field::Key(k) => key_sort(k, a, b),
+                };
+                if o != Ordering::Equal {
+                    return o;
+                }
+            }
+            return Ordering::Equal;
+        }
+
         // --children: perf's overhead_children key first (__hpp__sort_acc:
         // callers above callees on equal periods).
         if let Some(p) = cgp.filter(|p| p.children) {
@@ -1668,30 +1781,12 @@ fn sort_entries(data: &mut ReportData, hi: usize) {
         if o != Ordering::Equal {
             return o;
         }
-        for i in 1..a.group_periods.len().min(b.group_periods.len()) {
-            let o = b.group_periods[i].cmp(&a.group_periods[i]);
-            if o != Ordering::Equal {
-                return o;
-            }
+        let o = group_cmp(a, b);
+        if o != Ordering::Equal {
+            return o;
         }
         for k in &keys {
-            let o = match k {
-                SortKey::Comm => scmp(d.machine.comms.get(a.comm), d.machine.comms.get(b.comm)),
-                SortKey::Pid | SortKey::Tid => tid(a).cmp(&tid(b)),
-                SortKey::Dso => null_last(dso_name(a), dso_name(b), scmp),
-                SortKey::Sym | SortKey::SymOff => null_last(sym_of(a), sym_of(b), |x, y| {
-                    scmp(d.strings.get(x.name), d.strings.get(y.name))
-                }),
-                SortKey::Srcline => scmp(src(a), src(b)),
-                SortKey::Srcfile => scmp(srcfile(a), srcfile(b)),
-                SortKey::Cpu => a.cpu.cmp(&b.cpu),
-                SortKey::Parent => Ordering::Equal,
-                SortKey::DsoFrom
-                | SortKey::DsoTo
-                | SortKey::SymFrom
-                | SortKey::SymTo
-                | SortKey::Cycles => branch_cmp(d, *k, a, b),
-            };
+            let o = key_sort(k, a, b);
             if o != Ordering::Equal {
                 return o;
             }

@@ -47,7 +47,6 @@ struct Widths {
     sym: usize,
     srcline: usize,
     srcfile: usize,
-    cpu: usize,
     /// Branch mode: HISTC_DSO_FROM, HISTC_DSO_TO, HISTC_SYMBOL_FROM,
     /// HISTC_SYMBOL_TO.
     dso_from: usize,
@@ -104,6 +103,9 @@ fn fields_all(data: &ReportData) -> Vec<Field> {
     };
     if data.options.show_nr_samples {
         v.push(Field::Sample);
+    }
+    if data.options.show_total_period {
+        v.push(Field::Period);
     }
     v.extend(data.options.sort.iter().map(|&k| Field::Key(k)));
     v
@@ -182,7 +184,6 @@ fn calc_widths(data: &ReportData, h: &Hists) -> Widths {
         sym: 0,
         srcline: 0,
         srcfile: 0,
-        cpu: 0,
         dso_from: 0,
         dso_to: 0,
         sym_from: 0,
@@ -211,7 +212,6 @@ fn calc_widths(data: &ReportData, h: &Hists) -> Widths {
         }
         let sf = e.srcfile.map_or(0, |s| data.strings.get(s).len());
         w.srcfile = w.srcfile.max(sf);
-        w.cpu = w.cpu.max(e.cpu.to_string().len());
         if let Some(b) = &e.branch {
             // hists__calc_col_len: the DSO width counts only with a symbol.
             let end = |a: &crate::aggregate::BranchAddr, sym: &mut usize, dso: &mut usize| match (
@@ -242,7 +242,8 @@ fn key_width(k: SortKey, w: &Widths) -> usize {
         SortKey::Sym | SortKey::SymOff => w.sym,
         SortKey::Srcline => w.srcline,
         SortKey::Srcfile => w.srcfile,
-        SortKey::Cpu => w.cpu,
+        // perf never widens HISTC_CPU / HISTC_SOCKET past the header.
+        SortKey::Cpu | SortKey::Socket => 0,
         SortKey::Parent => 7,
         SortKey::DsoFrom => w.dso_from,
         SortKey::DsoTo => w.dso_to,
@@ -301,7 +302,8 @@ fn key_value(data: &ReportData, e: &Entry, k: SortKey, width: usize) -> String {
             .map_or("??:0", |s| data.strings.get(s))
             .to_string(),
         SortKey::Srcfile => e.srcfile.map_or("", |s| data.strings.get(s)).to_string(),
-        SortKey::Cpu => format!("{:>width$}", e.cpu),
+        SortKey::Cpu => c_int(e.cpu as i32, width, width),
+        SortKey::Socket => c_int(e.socket, width, width.saturating_sub(3)),
         SortKey::Parent => pad("[other]", width),
         SortKey::DsoFrom | SortKey::DsoTo => {
             let a = e
@@ -352,6 +354,13 @@ fn branch_sym(data: &ReportData, a: &crate::aggregate::BranchAddr, width: usize)
     pad(&s, width)
 }
 
+/// C's `printf("%*.*d", width, prec, v)`.
+fn c_int(v: i32, width: usize, prec: usize) -> String {
+    let digits = format!("{:0prec$}", v.unsigned_abs());
+    let s = if v < 0 { format!("-{digits}") } else { digits };
+    format!("{s:>width$}")
+}
+
 fn pct(v: u64, total: u64) -> f64 {
     if total == 0 {
         0.0
@@ -369,31 +378,66 @@ fn write_hists(
     desc: &str,
 ) -> io::Result<()> {
     let nr_members = members.len().max(1);
+    let grouped = nr_members > 1;
+    let relative = data.options.relative;
+    // perf's hists__total_period: with --percentage relative, the totals
+    // of the entries the filters left.
+    let totals: Vec<u64> = if relative {
+        let vis = || h.entries.iter().filter(|e| visible(e));
+        if grouped {
+            (0..nr_members)
+                .map(|mi| {
+                    vis()
+                        .map(|e| e.group_periods.get(mi).copied().unwrap_or(0))
+                        .sum()
+                })
+                .collect()
+        } else {
+            vec![vis().map(|e| e.period).sum()]
+        }
+    } else if grouped {
+        members
+            .iter()
+            .map(|&m| data.hists[m].total_period)
+            .collect()
+    } else {
+        vec![h.total_period]
+    };
     let mut nr_samples = h.nr_samples;
     let mut total = h.total_period;
     for &m in members.iter().skip(1) {
         nr_samples += data.hists[m].nr_samples;
         total += data.hists[m].total_period;
     }
+    if relative {
+        nr_samples = h
+            .entries
+            .iter()
+            .filter(|e| visible(e))
+            .map(|e| e.nr_samples)
+            .sum();
+        total = totals.iter().sum();
+    }
     let (n, unit) = convert_unit(nr_samples);
     let plural = if nr_members > 1 { "s" } else { "" };
-    write!(out, "# Samples: {n}{unit} of event{plural} '{desc}'")?;
+    // -q: no header lines at all.
+    let mut head: Vec<u8> = Vec::new();
+    write!(head, "# Samples: {n}{unit} of event{plural} '{desc}'")?;
     if let Some(t) = &data.options.time_str {
-        write!(out, " (time slices: {t})")?;
+        write!(head, " (time slices: {t})")?;
     }
-    writeln!(out)?;
-    writeln!(out, "# Event count (approx.): {total}")?;
-    writeln!(out, "#")?;
+    writeln!(head)?;
+    writeln!(head, "# Event count (approx.): {total}")?;
+    writeln!(head, "#")?;
 
     let fields = fields_of(data);
     let w = calc_widths(data, h);
-    let grouped = nr_members > 1;
+    let sep = data.options.field_sep.as_deref();
     let col_width = |f: &Field| -> usize {
         match f {
             Field::Children => 8,
             Field::Overhead => 8 * if grouped { nr_members } else { 1 },
-            Field::Sample => 12,
-            Field::Period => 12,
+            Field::Sample | Field::Period => 12 * if grouped { nr_members } else { 1 },
             Field::Key(k) => key_width(*k, &w),
         }
     };
@@ -402,13 +446,18 @@ fn write_hists(
     for (i, f) in fields.iter().enumerate() {
         let cw = col_width(f);
         if i > 0 {
-            header.push_str("  ");
+            header.push_str(sep.unwrap_or("  "));
             dots.push_str("  ");
         }
         match f {
             Field::Children => header.push_str(&format!("{:>cw$}", "Children")),
             Field::Overhead => {
-                let name = if children(data) { "Self" } else { "Overhead" };
+                // perf renames the column only without -F.
+                let name = if children(data) && data.options.fields.is_none() {
+                    "Self"
+                } else {
+                    "Overhead"
+                };
                 header.push_str(&format!("{:>cw$}", name))
             }
             Field::Sample => header.push_str(&format!("{:>cw$}", "Samples")),
@@ -417,18 +466,14 @@ fn write_hists(
         }
         dots.push_str(&".".repeat(cw));
     }
-    writeln!(out, "{header}")?;
-    writeln!(out, "{dots}")?;
-    writeln!(out, "#")?;
-
-    let totals: Vec<u64> = if grouped {
-        members
-            .iter()
-            .map(|&m| data.hists[m].total_period)
-            .collect()
-    } else {
-        vec![h.total_period]
-    };
+    writeln!(head, "{header}")?;
+    if sep.is_none() {
+        writeln!(head, "{dots}")?;
+        writeln!(head, "#")?;
+    }
+    if !data.options.quiet {
+        out.write_all(&head)?;
+    }
     let limit = data.options.percent_limit;
     let mut line = String::new();
     for e in h.entries.iter().filter(|e| visible(e)) {
@@ -441,6 +486,12 @@ fn write_hists(
             continue;
         }
         line.clear();
+        if let Some(sep) = sep {
+            write_sep_line(&mut line, data, e, &fields, &w, &totals, sep);
+            writeln!(out, "{line}")?;
+            write_callgraph(out, data, h, e)?;
+            continue;
+        }
         line.push_str("  ");
         for (i, f) in fields.iter().enumerate() {
             if i > 0 {
@@ -464,8 +515,21 @@ fn write_hists(
                     "{:>8}",
                     format!("{:.2}%", pct(e.acc_period(), totals[0]))
                 )),
-                Field::Sample => line.push_str(&format!("{:>12}", e.nr_samples)),
-                Field::Period => line.push_str(&format!("{:>12}", e.period)),
+                Field::Sample | Field::Period => {
+                    let (v, g) = if *f == Field::Sample {
+                        (e.nr_samples, &e.group_samples)
+                    } else {
+                        (e.period, &e.group_periods)
+                    };
+                    if grouped {
+                        for mi in 0..totals.len() {
+                            let x = g.get(mi).copied().unwrap_or(0);
+                            line.push_str(&format!("{x:>12}"));
+                        }
+                    } else {
+                        line.push_str(&format!("{v:>12}"));
+                    }
+                }
                 Field::Key(k) => {
                     let cw = key_width(*k, &w);
                     let v = key_value(data, e, *k, cw);
@@ -484,6 +548,58 @@ fn write_hists(
     writeln!(out)?;
     writeln!(out)?;
     Ok(())
+}
+
+/// One entry with `-t SEP` (perf's `hist_entry__snprintf` with
+/// `field_sep`): numbers unpadded after one space, every column but the
+/// last padded to its width, SEP's first character in values replaced by
+/// '.'.
+fn write_sep_line(
+    line: &mut String,
+    data: &ReportData,
+    e: &Entry,
+    fields: &[Field],
+    w: &Widths,
+    totals: &[u64],
+    sep: &str,
+) {
+    let sep_char = sep.chars().next();
+    for (i, f) in fields.iter().enumerate() {
+        if i > 0 {
+            line.push_str(sep);
+        }
+        let (v, width) = match f {
+            Field::Overhead => {
+                let mut v = String::new();
+                for (mi, t) in totals.iter().enumerate() {
+                    let p = if totals.len() > 1 {
+                        e.group_periods.get(mi).copied().unwrap_or(0)
+                    } else {
+                        e.period
+                    };
+                    v.push_str(&format!(" {:.2}%", pct(p, *t)));
+                }
+                (v, 8 * totals.len())
+            }
+            Field::Children => (format!(" {:.2}%", pct(e.acc_period(), totals[0])), 8),
+            Field::Sample => (format!(" {}", e.nr_samples), 12),
+            Field::Period => (format!(" {}", e.period), 12),
+            Field::Key(k) => {
+                let cw = key_width(*k, w);
+                let mut v = key_value(data, e, *k, cw);
+                if let Some(c) = sep_char {
+                    v = v.replace(c, ".");
+                }
+                (v, cw)
+            }
+        };
+        let last = i + 1 == fields.len();
+        if last {
+            line.push_str(&v);
+        } else {
+            line.push_str(&format!("{v:<width$}"));
+        }
+    }
 }
 
 /// Writes the whole report as `perf report --stdio` does.

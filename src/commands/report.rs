@@ -56,25 +56,44 @@ fn strings(s: &Option<String>) -> Option<Vec<String>> {
 /// Turns the command-line arguments into report options.
 fn options(args: &ReportArgs) -> Result<Options> {
     let mut o = Options::default();
-    if let Some(s) = &args.sort {
-        o.sort = aggregate::parse_sort(s).map_err(anyhow::Error::msg)?;
+    let sort_keys = match &args.sort {
+        Some(s) => aggregate::parse_sort(s).map_err(anyhow::Error::msg)?,
+        None => Vec::new(),
+    };
+    if args.sort.is_some() {
+        o.sort = sort_keys.clone();
     }
     if let Some(f) = &args.fields {
-        let fields = aggregate::parse_fields(f).map_err(anyhow::Error::msg)?;
-        // Keys named in -F are the sort keys when --sort is not given.
-        if args.sort.is_none() {
-            let keys: Vec<_> = fields
-                .iter()
-                .filter_map(|f| match f {
-                    aggregate::Field::Key(k) => Some(*k),
-                    _ => None,
-                })
-                .collect();
-            if !keys.is_empty() {
-                o.sort = keys;
+        // perf's strict field order: output fields are -F's, then the
+        // --sort keys not among them; the sort list is the --sort keys,
+        // then the output fields not among them.
+        let mut fields = aggregate::parse_fields(f).map_err(anyhow::Error::msg)?;
+        for k in &sort_keys {
+            if !fields.contains(&aggregate::Field::Key(*k)) {
+                fields.push(aggregate::Field::Key(*k));
             }
         }
+        let mut sort_list: Vec<aggregate::Field> = sort_keys
+            .iter()
+            .map(|&k| aggregate::Field::Key(k))
+            .collect();
+        for f in &fields {
+            if !sort_list.contains(f) {
+                sort_list.push(*f);
+            }
+        }
+        let keys: Vec<_> = sort_list
+            .iter()
+            .filter_map(|f| match f {
+                aggregate::Field::Key(k) => Some(*k),
+                _ => None,
+            })
+            .collect();
+        if !keys.is_empty() {
+            o.sort = keys;
+        }
         o.fields = Some(fields);
+        o.sort_list = Some(sort_list);
     }
     o.sort_given = args.sort.is_some() || args.fields.is_some();
     if args.no_branch_stack {
@@ -102,6 +121,10 @@ fn options(args: &ReportArgs) -> Result<Options> {
     o.callgraph.skip_first_sym =
         args.fields.is_none() && args.sort.as_deref().is_some_and(|s| s.starts_with("sym"));
     o.show_nr_samples = args.show_nr_samples;
+    o.show_total_period = args.show_total_period;
+    o.field_sep = args.field_separator.clone();
+    o.relative = args.percentage.as_deref() == Some("relative");
+    o.hide_unresolved = args.hide_unresolved;
     o.percent_limit = args.percent_limit.unwrap_or(0.0);
     o.comms = strings(&args.comms);
     o.dsos = strings(&args.dsos);
