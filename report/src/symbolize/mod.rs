@@ -691,6 +691,7 @@ impl Symbolizer {
         let Ok(mut iter) = ctx.find_frames(elf_addr).skip_all_loads() else {
             return out;
         };
+        let initial_file = binutils_initial_file(ctx, elf_addr);
         while let Ok(Some(frame)) = iter.next() {
             let function = frame
                 .function
@@ -703,7 +704,11 @@ impl Symbolizer {
                         raw.into_owned()
                     }
                 });
-            let location = frame.location.as_ref().and_then(convert_location);
+            let mut location = frame.location.as_ref().and_then(convert_location);
+            // The innermost record's file, as binutils names it.
+            if let (true, Some(l), Some(f)) = (out.is_empty(), location.as_mut(), &initial_file) {
+                l.file = f.clone();
+            }
             out.push(Frame { function, location });
             if out.len() > 256 {
                 break; // corrupt DWARF guard

@@ -898,3 +898,105 @@ fn demangle_matches_libiberty() {
     );
     assert!(pct >= 99.0, "only {pct:.3} % equal");
 }
+
+/// `file:line` of each address as binutils' `addr2line -e BIN` prints it
+/// (the first record, what perf 6.1 shows as srcline), `None` for `??`.
+fn binutils_srclines(bin: &Path, addrs: &[u64]) -> Vec<Option<String>> {
+    let frames = addr2line_frames(bin, addrs);
+    frames
+        .iter()
+        .map(|f| {
+            f.first()
+                .map(|(_, loc)| loc.clone())
+                .filter(|l| !l.starts_with("??"))
+        })
+        .collect()
+}
+
+/// perf 6.1 takes srclines from binutils 2.40's addr2line, which names the
+/// primary source file for rows whose file register was never set in their
+/// DWARF 5 sequence. glibc's ld.so shows it (`dl-get-cpu-features.c:333` for
+/// code of `dl-cacheinfo.h`); compares every line-table address of ld.so's
+/// debug file, when installed.
+#[test]
+fn srcline_matches_binutils_on_ld_so() {
+    let ld = Path::new("/lib64/ld-linux-x86-64.so.2");
+    let Ok(ld) = ld.canonicalize() else {
+        eprintln!("skipping: no ld.so");
+        return;
+    };
+    let mut s = Symbolizer::new(plt_opts());
+    let bin = s.binary(p(&ld), None).expect("open ld.so");
+    // Line-table addresses: every 16th byte of the text that has a line.
+    let text = run("objdump", &["-h", p(&ld)]);
+    let Some((start, size)) = text.lines().find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        (f.get(1) == Some(&".text")).then(|| {
+            (
+                u64::from_str_radix(f[3], 16).unwrap_or(0),
+                u64::from_str_radix(f[2], 16).unwrap_or(0),
+            )
+        })
+    }) else {
+        eprintln!("skipping: no .text in ld.so");
+        return;
+    };
+    let addrs: Vec<u64> = (start..start + size).step_by(16).collect();
+    if s.source_location(bin, addrs[addrs.len() / 2]).is_none() {
+        eprintln!("skipping: no debug info for ld.so (libc6-dbg)");
+        return;
+    }
+    let want = binutils_srclines(&ld, &addrs);
+    let (mut equal, mut total, mut shown) = (0, 0, 0);
+    for (addr, want) in addrs.iter().zip(&want) {
+        let Some(want) = want else { continue };
+        let got = s.source_location(bin, *addr).map(|l| l.srcline());
+        let want = want.rsplit('/').next().unwrap_or(want).to_string();
+        total += 1;
+        if got.as_deref() == Some(want.as_str()) {
+            equal += 1;
+        } else if shown < 10 {
+            shown += 1;
+            eprintln!("{addr:#x}: addr2line {want}, prec {got:?}");
+        }
+    }
+    eprintln!("ld.so srclines equal to addr2line: {equal} / {total}");
+    assert!(total > 1000, "too few addresses with lines");
+    assert!(equal * 1000 >= total * 995, "{equal} / {total}");
+}
+
+/// fixtures/src/inline_hot.c at -O2 -g: every address's srcline and inline
+/// chain equal binutils' addr2line (perf 6.1's source of srclines).
+#[test]
+fn srcline_matches_binutils_on_inline_hot() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/src/inline_hot.c");
+    let Ok(code) = std::fs::read_to_string(&src) else {
+        eprintln!("skipping: {} not found", src.display());
+        return;
+    };
+    let dir = tmpdir("inline_hot");
+    let exe = compile(&dir, "gcc", &code, "c", "inline_hot", &["-O2", "-g"]);
+    let nm = nm_functions(&exe, false);
+    let mut s = Symbolizer::new(plt_opts());
+    let bin = s.binary(p(&exe), None).expect("open");
+    let mut addrs = Vec::new();
+    for name in ["caller_of_inline", "not_inlined", "main"] {
+        let (&start, _) = nm.iter().find(|(_, n)| *n == name).expect("fn");
+        let size = s.symbol(bin, start).expect("sym").size;
+        addrs.extend(start..start + size);
+    }
+    let want = binutils_srclines(&exe, &addrs);
+    let chains = addr2line_frames(&exe, &addrs);
+    for ((addr, want), chain) in addrs.iter().zip(&want).zip(&chains) {
+        let got = s
+            .source_location(bin, *addr)
+            .map(|l| format!("{}:{}", l.file, l.line));
+        assert_eq!(got.as_ref(), want.as_ref(), "srcline at {addr:#x}");
+        let frames = s.inline_frames(bin, *addr);
+        assert_eq!(
+            frames_as_pairs(&frames),
+            *chain,
+            "inline chain at {addr:#x}"
+        );
+    }
+}
