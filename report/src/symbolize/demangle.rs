@@ -41,10 +41,9 @@ fn demangle_cpp(name: &str) -> Option<String> {
         if body.starts_with(tag) {
             let t = cpp(name, false)?;
             let ty = t.strip_prefix(prefix)?;
-            return Some(format!(
-                "{prefix}{}",
-                function_types(&format!("<{ty}"))[1..].to_string()
-            ));
+            // Seen as a template argument, where function types are found.
+            let spaced = function_types(&format!("<{ty}"));
+            return Some(format!("{prefix}{}", &spaced[1..]));
         }
     }
     if let Some(rest) = body.strip_prefix("GTt") {
@@ -403,6 +402,24 @@ mod tests {
         assert_eq!(
             demangle("_Z4spinRSt6vectorIiSaIiEEi").as_deref(),
             Some("spin")
+        );
+        // libiberty's style (perf 6.1): literal suffixes, empty packs,
+        // special names, std abbreviations.
+        assert_eq!(
+            demangle("_ZN4llvm11SmallVectorIjLj8EE4growEm").as_deref(),
+            Some("llvm::SmallVector<unsigned int, 8u>::grow")
+        );
+        assert_eq!(
+            demangle("_ZTVSi").as_deref(),
+            Some("vtable for std::istream")
+        );
+        assert_eq!(
+            demangle("_ZNSsC1Ev").as_deref(),
+            Some("std::basic_string<char, std::char_traits<char>, std::allocator<char> >::basic_string")
+        );
+        assert_eq!(
+            demangle("_ZGTtNKSt11logic_error4whatEv").as_deref(),
+            Some("transaction clone for std::logic_error::what() const")
         );
         assert_eq!(demangle("main"), None);
         assert_eq!(demangle("_Zgarbage"), None);
