@@ -143,9 +143,11 @@ fn compare_with_perf(prog: &str, args: &[&str]) {
     cmd.extend_from_slice(args);
     let a = dir.join("prec.data");
     let b = dir.join("perf.data");
-    // Sampling is statistical and the machine may be busy: one retry.
+    // Sampling is statistical, and on a busy 2-CPU VM how three threads
+    // share two CPUs (and where hypervisor steal lands) varies from run to
+    // run for both recorders alike: up to four tries.
     let mut last = String::new();
-    for _attempt in 0..2 {
+    for _attempt in 0..4 {
         let o = prec_record(&a, &cmd);
         assert!(
             stderr(&o).contains("[ prec record: Captured and wrote"),
