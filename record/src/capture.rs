@@ -38,6 +38,9 @@ use crate::synth::{self, Synth};
 use crate::sys::{self, flags, perf_type, read_format, sample, PerfEventAttr};
 use crate::{buildid, proc_synth, sysinfo};
 
+/// The CPU "-1" (any CPU) in CPU lists.
+const ANY_CPU: u32 = u32::MAX;
+
 /// Call-graph mode (`-g`, `--call-graph`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CallGraph {
@@ -453,6 +456,8 @@ struct Map {
 struct Tracker {
     /// Byte offset of `ip` in a SAMPLE record (8 or 16 with IDENTIFIER).
     ip_off: usize,
+    /// Samples carry no TIME (`--per-thread` without `-T`).
+    no_time: bool,
     samples: u64,
     first_time: Option<u64>,
     last_time: u64,
@@ -505,8 +510,13 @@ impl Tracker {
                 synth::PERF_RECORD_SAMPLE => {
                     self.samples += 1;
                     let o = self.ip_off;
-                    let (Some(ip), Some(pid), Some(time)) =
-                        (rd_u64(b, o), rd_u32(b, o + 8), rd_u64(b, o + 16))
+                    // perf's sample time without TIME is -1.
+                    let time = if self.no_time {
+                        Some(u64::MAX)
+                    } else {
+                        rd_u64(b, o + 16)
+                    };
+                    let (Some(ip), Some(pid), Some(time)) = (rd_u64(b, o), rd_u32(b, o + 8), time)
                     else {
                         continue;
                     };
@@ -702,13 +712,17 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
             threads.push(t);
         }
     }
+    // --per-thread: one fd per thread on any CPU (u32::MAX stands for -1),
+    // and a ring per thread.
+    let per_thread = cfg.modes.per_thread && !cfg.system_wide;
     let cpus: Vec<u32> = match (&cfg.cpus, cfg.system_wide) {
+        _ if per_thread => vec![ANY_CPU],
         (Some(c), _) => c.clone(),
         _ => sys::online_cpus()?,
     };
     let online = sys::online_cpus()?;
     for c in &cpus {
-        if !online.contains(c) {
+        if *c != ANY_CPU && !online.contains(c) {
             return err(format!("CPU {c} is not online"));
         }
     }
@@ -736,8 +750,21 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     let mut events: Vec<OpenEvent> = Vec::new();
     // (id, event index, cpu, tid) for ID_INDEX.
     let mut id_index: Vec<[u64; 4]> = Vec::new();
-    // fds[cpu_index] = all fds on that CPU in open order.
-    let mut fds: Vec<Vec<OwnedFd>> = (0..cpus.len()).map(|_| Vec::new()).collect();
+    // fds[cpu_index] = all fds on that CPU in open order (per thread with
+    // --per-thread).
+    let ngroups = if per_thread {
+        threads.len()
+    } else {
+        cpus.len()
+    };
+    let mut fds: Vec<Vec<OwnedFd>> = (0..ngroups).map(|_| Vec::new()).collect();
+    let cpu_id = |c: u32| {
+        if c == ANY_CPU {
+            u64::MAX
+        } else {
+            u64::from(c)
+        }
+    };
     let mut all_specs: Vec<Option<EventSpec>> = specs.iter().cloned().map(Some).collect();
     if use_dummy {
         all_specs.push(None); // dummy
@@ -751,7 +778,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
                 let (fd, attr, name) =
                     opener.open_first(spec, &make, threads[0], cpus[0] as i32)?;
                 ids.push(sys::ioc_id(fd.as_fd())?);
-                id_index.push([ids[0], ei as u64, u64::from(cpus[0]), threads[0] as u64]);
+                id_index.push([ids[0], ei as u64, cpu_id(cpus[0]), threads[0] as u64]);
                 fds[0].push(fd);
                 (name, attr)
             }
@@ -760,7 +787,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
                 let fd = sys::perf_event_open(&mut attr, threads[0], cpus[0] as i32, None, 0)
                     .map_err(|e| open_error("dummy:HG", &e, threads[0], paranoid))?;
                 ids.push(sys::ioc_id(fd.as_fd())?);
-                id_index.push([ids[0], ei as u64, u64::from(cpus[0]), threads[0] as u64]);
+                id_index.push([ids[0], ei as u64, cpu_id(cpus[0]), threads[0] as u64]);
                 fds[0].push(fd);
                 ("dummy:HG".to_string(), attr)
             }
@@ -775,8 +802,8 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
                     Ok(fd) => {
                         let id = sys::ioc_id(fd.as_fd())?;
                         ids.push(id);
-                        id_index.push([id, ei as u64, u64::from(cpu), tid as u64]);
-                        fds[ci].push(fd);
+                        id_index.push([id, ei as u64, cpu_id(cpu), tid as u64]);
+                        fds[if per_thread { ti } else { ci }].push(fd);
                     }
                     // A thread of -p that exited meanwhile.
                     Err(e) if e.raw_os_error() == Some(libc::ESRCH) && tid > 0 && !launching => {}
@@ -878,6 +905,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
         } else {
             8
         },
+        no_time: first.sample_type & sample::TIME == 0,
         ..Default::default()
     };
     let mut pro = Vec::with_capacity(4096);

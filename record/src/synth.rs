@@ -168,7 +168,9 @@ pub fn thread_map(out: &mut Vec<u8>, threads: &[(i32, String)]) {
 /// CPUs are contiguous, else a list (type 0).
 pub fn cpu_map(out: &mut Vec<u8>, cpus: &[u32]) {
     let mut b = Vec::new();
-    let contiguous = !cpus.is_empty() && cpus.windows(2).all(|w| w[1] == w[0] + 1);
+    // (u32::MAX is CPU -1: perf lists it.)
+    let contiguous =
+        !cpus.is_empty() && !cpus.contains(&u32::MAX) && cpus.windows(2).all(|w| w[1] == w[0] + 1);
     if contiguous {
         b.extend_from_slice(&2u16.to_ne_bytes());
         b.push(0); // any_cpu
