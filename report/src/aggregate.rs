@@ -1320,10 +1320,21 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                         uw,
                         &mut chain,
                     );
+                    if options.hide_unresolved {
+                        // perf's add_callchain_ip drops unresolved entries.
+                        chain.retain(|f| f.sym.is_some());
+                    }
                     fids.clear();
                     for f in &chain {
                         let start = f.sym.map_or(0, |id| resolver.syms[id.0 as usize].start);
-                        fids.push(cg_frames.intern(cgp.key, f, start, f.srcline));
+                        // perf's callchain_srcline: every entry gets its
+                        // file:line unless the key is `function`.
+                        let src = if cgp.key == crate::callgraph::Key::Function {
+                            f.srcline
+                        } else {
+                            Some(callchains.srcline(&machine, &mut resolver, &mut strings, f))
+                        };
+                        fids.push(cg_frames.intern(cgp.key, f, start, src));
                     }
                     if cgp.enabled {
                         callchain_period[ai] += period;
@@ -1351,6 +1362,52 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                     b'.'
                                 };
                             }
+                            // perf's children entries: he->srcline is the
+                            // callchain node's (NULL with `-g ...,function`),
+                            // else map__srcline() of the raw ip, which misses
+                            // for user DSOs and falls back to sym+offset.
+                            let csrc = if need_src {
+                                match f.map {
+                                    Some(m) if m.identity => resolver.srcline(
+                                        &machine,
+                                        &mut strings,
+                                        &m,
+                                        f.ip,
+                                        f.addr,
+                                        f.sym,
+                                    ),
+                                    Some(_) if cgp.key != crate::callgraph::Key::Function => (
+                                        Some(callchains.srcline(
+                                            &machine,
+                                            &mut resolver,
+                                            &mut strings,
+                                            f,
+                                        )),
+                                        None,
+                                    ),
+                                    Some(m) => {
+                                        let s = match f.sym {
+                                            Some(id) => {
+                                                let sy = &resolver.syms[id.0 as usize];
+                                                format!(
+                                                    "{}+{}",
+                                                    strings.get(sy.name),
+                                                    f.ip.wrapping_sub(sy.start)
+                                                )
+                                            }
+                                            None => format!(
+                                                "{}[{:x}]",
+                                                machine.dsos.get(m.dso).short_name,
+                                                f.ip
+                                            ),
+                                        };
+                                        (Some(strings.intern(&s)), None)
+                                    }
+                                    None => (Some(strings.intern("??:0")), None),
+                                }
+                            } else {
+                                (None, None)
+                            };
                             let fdso = f.map.map_or(0, |m| {
                                 *dso_names.entry(m.dso).or_insert_with(|| {
                                     strings.intern(&machine.dsos.get(m.dso).short_name).0
@@ -1376,6 +1433,8 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                     }
                                     SortKey::Cpu => ck.cpu = cpu,
                                     SortKey::Socket => ck.socket = socket,
+                                    SortKey::Srcline => ck.srcline = csrc.0.map_or(0, |s| s.0 + 1),
+                                    SortKey::Srcfile => ck.srcfile = csrc.1.map_or(0, |s| s.0 + 1),
                                     _ => {}
                                 }
                             }
@@ -1400,8 +1459,8 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                     map: f.map,
                                     addr: f.ip,
                                     sym: f.sym,
-                                    srcline: None,
-                                    srcfile: None,
+                                    srcline: csrc.0,
+                                    srcfile: csrc.1,
                                     cpu,
                                     socket,
                                     filtered,

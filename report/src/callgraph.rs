@@ -574,7 +574,7 @@ impl Printer<'_> {
         at: Option<u32>,
         total: u64,
         depth: usize,
-        depth_mask: u64,
+        depth_mask: u32,
         lm: usize,
         min_hit: u64,
     ) {
@@ -590,12 +590,12 @@ impl Printer<'_> {
             cumul_count_sum += child.cumul_count();
             let last = k + 1 == n;
             if last && (self.p.mode != Mode::Fractal || remaining == 0) {
-                new_mask &= !(1u64 << (depth - 1));
+                new_mask &= !bit(depth - 1);
             }
             // ipchain__fprintf_graph_line
             left_margin(s, lm);
             for i in 0..depth {
-                if depth_mask & (1 << i) != 0 {
+                if depth_mask & bit(i) != 0 {
                     s.push_str("|          ");
                 } else {
                     s.push_str("           ");
@@ -617,7 +617,7 @@ impl Printer<'_> {
                 Some(last_t),
                 new_total,
                 depth + 1,
-                new_mask | (1 << depth),
+                new_mask | bit(depth),
                 lm,
                 min_hit,
             );
@@ -643,7 +643,7 @@ impl Printer<'_> {
                 }
                 rem_count = c as u64;
             }
-            new_mask &= !(1u64 << (depth - 1));
+            new_mask &= !bit(depth - 1);
             let v = self.value(remaining, rem_count, total);
             self.graph_entry(s, "[...]", depth, new_mask, 0, &v, lm);
         }
@@ -655,14 +655,14 @@ impl Printer<'_> {
         s: &mut String,
         name: &str,
         depth: usize,
-        mask: u64,
+        mask: u32,
         period: usize,
         value: &str,
         lm: usize,
     ) {
         left_margin(s, lm);
         for i in 0..depth {
-            s.push(if mask & (1 << i) != 0 { '|' } else { ' ' });
+            s.push(if mask & bit(i) != 0 { '|' } else { ' ' });
             if period == 0 && i == depth - 1 {
                 s.push_str("--");
                 s.push_str(value);
@@ -897,4 +897,10 @@ mod rb_tests {
         want.sort();
         assert_eq!(got, want);
     }
+}
+
+/// perf's `1 << i` on its `int depth_mask`: x86 shifts count modulo 32, so
+/// graphs deeper than 32 levels reuse the low bits.
+fn bit(i: usize) -> u32 {
+    1u32.wrapping_shl(i as u32)
 }

@@ -582,8 +582,22 @@ fn write_sep_line(
                 (v, 8 * totals.len())
             }
             Field::Children => (format!(" {:.2}%", pct(e.acc_period(), totals[0])), 8),
-            Field::Sample => (format!(" {}", e.nr_samples), 12),
-            Field::Period => (format!(" {}", e.period), 12),
+            Field::Sample | Field::Period => {
+                let (v, g) = if *f == Field::Sample {
+                    (e.nr_samples, &e.group_samples)
+                } else {
+                    (e.period, &e.group_periods)
+                };
+                if totals.len() > 1 {
+                    let mut s = String::new();
+                    for mi in 0..totals.len() {
+                        s.push_str(&format!(" {}", g.get(mi).copied().unwrap_or(0)));
+                    }
+                    (s, 12 * totals.len())
+                } else {
+                    (format!(" {v}"), 12)
+                }
+            }
             Field::Key(k) => {
                 let cw = key_width(*k, w);
                 let mut v = key_value(data, e, *k, cw);
@@ -602,6 +616,11 @@ fn write_sep_line(
     }
 }
 
+/// No event has a sample left (perf's "data has no samples" error).
+pub fn no_samples(data: &ReportData) -> bool {
+    data.hists.iter().all(|h| h.nr_samples == 0)
+}
+
 /// Writes the whole report as `perf report --stdio` does.
 pub fn write_report(out: &mut dyn Write, data: &ReportData) -> io::Result<()> {
     let quiet = data.options.quiet;
@@ -611,6 +630,10 @@ pub fn write_report(out: &mut dyn Write, data: &ReportData) -> io::Result<()> {
             "# To display the perf.data header info, please use --header/--header-only options."
         )?;
         writeln!(out, "#")?;
+        if no_samples(data) {
+            // perf stops with "The <file> data has no samples!".
+            return Ok(());
+        }
         for (k, v) in elided(data) {
             let name = match k {
                 SortKey::Comm => "comm",

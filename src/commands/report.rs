@@ -184,6 +184,9 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         output::write_report(&mut out, &data)?;
     }
     out.flush()?;
+    if output::no_samples(&data) {
+        eprintln!("Error:\nThe {} data has no samples!", input.name);
+    }
     if !args.quiet {
         for w in &data.warnings {
             eprintln!("prec: {}: {w}", input.name);
