@@ -125,6 +125,9 @@ pub struct RecordModes {
     pub intr_regs: u64,
     /// `-R`: RAW | CPU | TIME.
     pub raw_samples: bool,
+    /// `-F` was given (the tracking dummy then samples at that frequency
+    /// too).
+    pub user_freq: bool,
 }
 
 /// A failed recording (nothing was written, or the error is reported after
@@ -194,15 +197,43 @@ fn errno_name(e: &io::Error) -> String {
 }
 
 /// Build the attr perf would use for `spec` (index `idx` in the list).
+/// `sid` is the sample-id bit every event gets: 0, `ID` or `IDENTIFIER`
+/// (see [`sample_id_bit`]).
 fn build_attr(
     spec: &EventSpec,
     cfg: &RecordConfig,
     tracking: bool,
-    nevents: usize,
+    sid: u64,
+    launching: bool,
+) -> PerfEventAttr {
+    configure(spec.to_attr(), cfg, tracking, sid, launching)
+}
+
+/// perf's `evlist__config` choice: with several events, `ID` when they all
+/// have the same sample_type, else `IDENTIFIER`; one event gets `ID` only
+/// in pipe mode.
+fn sample_id_bit(types: &[u64], cfg: &RecordConfig) -> u64 {
+    if types.len() > 1 {
+        if types.iter().all(|&t| t == types[0]) {
+            sample::ID
+        } else {
+            sample::IDENTIFIER
+        }
+    } else if cfg.output == Output::Stdout {
+        sample::ID
+    } else {
+        0
+    }
+}
+
+fn configure(
+    mut a: PerfEventAttr,
+    cfg: &RecordConfig,
+    tracking: bool,
+    sid: u64,
     launching: bool,
 ) -> PerfEventAttr {
     let m = &cfg.modes;
-    let mut a = spec.to_attr();
     let mut st = sample::IP | sample::TID;
     if !m.per_thread || m.timestamp || m.raw_samples {
         st |= sample::TIME;
@@ -227,7 +258,8 @@ fn build_attr(
             a.sample_regs_user = 0xff0fff;
             a.sample_stack_user = size;
             a.set_flag(flags::EXCLUDE_CALLCHAIN_USER, true);
-            a.set_flag(flags::MMAP_DATA, true);
+            // (only the tracking event maps data, as perf)
+            a.set_flag(flags::MMAP_DATA, tracking);
         }
     }
     if m.sample_addr {
@@ -257,13 +289,9 @@ fn build_attr(
         a.sample_regs_intr = m.intr_regs;
     }
     if cfg.system_wide {
-        st |= sample::CPU | sample::IDENTIFIER;
-    } else if m.delay_ms.is_some() {
-        st |= sample::IDENTIFIER;
-    } else if nevents > 1 || cfg.output == Output::Stdout {
-        st |= sample::ID;
+        st |= sample::CPU;
     }
-    a.sample_type = st;
+    a.sample_type = st | sid;
     a.read_format = read_format::ID | read_format::LOST;
     if m.inherit_stat {
         a.read_format |= read_format::TOTAL_TIME_ENABLED | read_format::TOTAL_TIME_RUNNING;
@@ -301,36 +329,38 @@ fn set_clockid(a: &mut PerfEventAttr, cfg: &RecordConfig) {
 }
 
 /// perf's `dummy:HG` tracking event for system-wide recording (and `-D`).
-fn dummy_attr(cfg: &RecordConfig, launching: bool) -> PerfEventAttr {
+fn dummy_attr(cfg: &RecordConfig, sid: u64, launching: bool) -> PerfEventAttr {
     let m = &cfg.modes;
-    let mut a = PerfEventAttr::new(perf_type::SOFTWARE, 9);
-    a.sample_period_or_freq = 1;
-    a.sample_type = sample::IP | sample::TID | sample::TIME | sample::IDENTIFIER;
+    // Configured like the other events (perf's evsel__config), except:
+    let mut a = configure(
+        PerfEventAttr::new(perf_type::SOFTWARE, 9),
+        cfg,
+        true,
+        sid,
+        launching,
+    );
+    // period 1 unless -c/-F was given,
+    if cfg.period.is_none() && !m.user_freq {
+        a.sample_period_or_freq = 1;
+        a.set_flag(flags::FREQ, false);
+        if !m.sample_period {
+            a.sample_type &= !sample::PERIOD;
+        }
+    }
+    // no --user-regs/--intr-regs (DWARF's user regs stay),
+    if m.user_regs != 0 && cfg.call_graph == CallGraph::None {
+        a.sample_type &= !sample::REGS_USER;
+        a.sample_regs_user = 0;
+    }
+    a.sample_type &= !sample::REGS_INTR;
+    a.sample_regs_intr = 0;
+    // enabled at once system-wide, else at exec (-D).
     if cfg.system_wide {
-        a.sample_type |= sample::CPU;
+        a.set_flag(flags::DISABLED | flags::ENABLE_ON_EXEC, false);
     } else {
         a.set_flag(flags::DISABLED, true);
         a.set_flag(flags::ENABLE_ON_EXEC, launching);
     }
-    a.read_format = read_format::ID | read_format::LOST;
-    a.set_flag(flags::INHERIT, cfg.inherit && !m.per_thread);
-    a.set_flag(flags::CONTEXT_SWITCH, m.switch_events);
-    a.set_flag(flags::NAMESPACES, m.namespaces);
-    if m.sample_addr {
-        a.set_flag(flags::MMAP_DATA, true);
-    }
-    set_clockid(&mut a, cfg);
-    a.set_flag(
-        flags::MMAP
-            | flags::COMM
-            | flags::TASK
-            | flags::SAMPLE_ID_ALL
-            | flags::MMAP2
-            | flags::COMM_EXEC
-            | flags::KSYMBOL
-            | flags::BPF_EVENT,
-        true,
-    );
     a
 }
 
@@ -739,7 +769,17 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     // A dummy event does the tracking system-wide and while -D delays the
     // real events.
     let use_dummy = cfg.system_wide || cfg.modes.delay_ms.is_some();
-    let nevents = specs.len() + usize::from(use_dummy);
+    let sid = {
+        let mut types: Vec<u64> = specs
+            .iter()
+            .enumerate()
+            .map(|(i, s)| build_attr(s, cfg, !use_dummy && i == 0, 0, launching).sample_type)
+            .collect();
+        if use_dummy {
+            types.push(dummy_attr(cfg, 0, launching).sample_type);
+        }
+        sample_id_bit(&types, cfg)
+    };
     let paranoid = sysinfo::perf_event_paranoid().unwrap_or(2);
     let is_root = sys_geteuid_is_root();
     let mut opener = Opener {
@@ -774,7 +814,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
         let mut ids = Vec::new();
         let (name, attr) = match spec {
             Some(spec) => {
-                let make = |s: &EventSpec| build_attr(s, cfg, tracking, nevents, launching);
+                let make = |s: &EventSpec| build_attr(s, cfg, tracking, sid, launching);
                 let (fd, attr, name) =
                     opener.open_first(spec, &make, threads[0], cpus[0] as i32)?;
                 ids.push(sys::ioc_id(fd.as_fd())?);
@@ -783,7 +823,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
                 (name, attr)
             }
             None => {
-                let mut attr = dummy_attr(cfg, launching);
+                let mut attr = dummy_attr(cfg, sid, launching);
                 let fd = sys::perf_event_open(&mut attr, threads[0], cpus[0] as i32, None, 0)
                     .map_err(|e| open_error("dummy:HG", &e, threads[0], paranoid))?;
                 ids.push(sys::ioc_id(fd.as_fd())?);
@@ -1288,13 +1328,13 @@ mod tests {
             modes: RecordModes::default(),
         };
         let spec = EventSpec::parse("cpu-clock").unwrap();
-        let a = build_attr(&spec, &cfg, true, 1, true);
+        let a = build_attr(&spec, &cfg, true, 0, true);
         assert_eq!(
             a.sample_type,
             sample::IP | sample::TID | sample::TIME | sample::PERIOD
         );
         assert!(a.has_flag(flags::FREQ | flags::ENABLE_ON_EXEC | flags::MMAP2 | flags::INHERIT));
-        let b = build_attr(&spec, &cfg, false, 2, true);
+        let b = build_attr(&spec, &cfg, false, sample::ID, true);
         assert!(!b.has_flag(flags::MMAP) && b.sample_type & sample::ID != 0);
         let c = build_attr(
             &spec,
@@ -1304,7 +1344,7 @@ mod tests {
                 ..cfg.clone()
             },
             true,
-            1,
+            0,
             true,
         );
         assert_eq!(c.sample_period_or_freq, 1000);

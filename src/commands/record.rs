@@ -233,6 +233,7 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
             None => 0,
         },
         raw_samples: args.raw_samples,
+        user_freq: args.freq.is_some(),
     };
     let _ = args.no_buildid_cache;
     if args.count.is_some() && args.freq.is_some() {

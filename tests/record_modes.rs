@@ -1,0 +1,319 @@
+//! `prec record`'s less common options, each checked against perf 6.1:
+//! the same program recorded with perf and with prec gives the same
+//! `perf evlist -v` attrs, perf reads prec's file without a word on stderr,
+//! and the records/features an option adds are the ones perf writes.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use common::*;
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn hot3() -> PathBuf {
+    fixture_bin("hot3")
+}
+
+/// `prec record -o OUT ARGS... -- hot3`.
+fn prec_record(out: &Path, args: &[&str]) -> Output {
+    let mut c = prec();
+    c.args(["record", "-o"])
+        .arg(out)
+        .args(args)
+        .arg("--")
+        .arg(hot3());
+    run(&mut c)
+}
+
+/// `perf record -o OUT ARGS... -- hot3`.
+fn perf_record(out: &Path, args: &[&str]) -> Output {
+    let mut c = perf();
+    c.args(["record", "-o"])
+        .arg(out)
+        .args(args)
+        .arg("--")
+        .arg(hot3());
+    run(&mut c)
+}
+
+/// `perf evlist -v` of a file, without ids.
+fn evlist(file: &Path) -> String {
+    let text = stdout_of(perf().args(["evlist", "-v", "-i"]).arg(file));
+    text.lines()
+        .map(|l| match (l.find(", id = {"), l.find('}')) {
+            (Some(a), Some(b)) if b > a => format!("{}{}", &l[..a], &l[b + 1..]),
+            _ => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `perf report --stdio` and `perf script` read `file` with nothing on
+/// stderr.
+fn assert_perf_reads_clean(file: &Path, what: &str) {
+    for args in [&["report", "--stdio", "-i"][..], &["script", "-i"][..]] {
+        let o = run(perf().args(args).arg(file));
+        let e = stderr(&o);
+        assert!(
+            e.trim().is_empty(),
+            "perf {} on prec's file ({what}) wrote to stderr:\n{e}",
+            args[0]
+        );
+    }
+}
+
+/// Lines of `perf report --header-only` starting with `prefix`.
+fn header_lines(file: &Path, prefix: &str) -> Vec<String> {
+    stdout_of(perf().args(["report", "--header-only", "-i"]).arg(file))
+        .lines()
+        .filter(|l| l.starts_with(prefix))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Every option: prec's attrs are perf's, and perf reads prec's file.
+#[test]
+fn attrs_match_perf_for_each_option() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let cases: &[&[&str]] = &[
+        &["-z"],
+        &["-k", "monotonic"],
+        &["-k", "monotonic_raw"],
+        &["-k", "CLOCK_BOOTTIME"],
+        &["-k", "11"],
+        &["-T"],
+        &["-d"],
+        &["--sample-cpu"],
+        &["-c", "100000", "-P"],
+        &["-W"],
+        &["--switch-events"],
+        &["--namespaces"],
+        &["--per-thread"],
+        &["--per-thread", "-T"],
+        &["-N"],
+        &["-B"],
+        &["-D", "50"],
+        &["-D", "10", "-g"],
+        &["-D", "10", "-F", "999"],
+        &["-D", "10", "--call-graph", "dwarf"],
+        &["-D", "10", "-c", "100000", "-T", "-P", "--sample-cpu"],
+        &["-e", "cpu-clock,page-faults", "--call-graph", "dwarf"],
+        &["-s"],
+        &["--user-regs=ip,sp"],
+        &["--intr-regs=ip"],
+        &["-R"],
+        &["--all-user"],
+        &["--all-kernel"],
+        &["-e", "task-clock", "--all-user"],
+        &[
+            "-e",
+            "cpu-clock,page-faults",
+            "-d",
+            "--switch-events",
+            "--namespaces",
+            "-W",
+            "-D",
+            "20",
+        ],
+    ];
+    for (i, args) in cases.iter().enumerate() {
+        let a = dir.join(format!("prec{i}.data"));
+        let b = dir.join(format!("perf{i}.data"));
+        let mut q = vec!["-q"];
+        q.extend_from_slice(args);
+        prec_record(&a, &q);
+        perf_record(&b, &q);
+        assert_eq_text(&evlist(&b), &evlist(&a));
+        assert_perf_reads_clean(&a, &args.join(" "));
+    }
+}
+
+/// `-z`: COMPRESSED records and feature as perf writes them; perf and prec
+/// report the same profile from prec's compressed file.
+#[test]
+fn compressed_recording() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let a = dir.join("z.data");
+    let o = prec_record(&a, &["-z"]);
+    let last = stderr(&o).lines().last().unwrap_or_default().to_string();
+    assert!(
+        last.contains(", compressed (original ") && !last.contains("samples)"),
+        "summary line: {last}"
+    );
+    let h = header_lines(&a, "# compressed");
+    assert!(
+        h.len() == 1 && h[0].starts_with("# compressed : Zstd, level = 1, ratio = "),
+        "{h:?}"
+    );
+    // As with perf -z: no BUILD_ID (perf skips build-id collection).
+    let b = dir.join("perf-z.data");
+    perf_record(&b, &["-q", "-z"]);
+    assert_eq!(
+        header_lines(&a, "# missing features"),
+        header_lines(&b, "# missing features")
+    );
+    let dump = stdout_of(perf().args(["report", "-D", "-i"]).arg(&a));
+    assert!(dump.contains("COMPRESSED events:"), "no COMPRESSED records");
+    assert_perf_reads_clean(&a, "-z");
+    // Same report from both tools (the tip line is random).
+    let no_tip = |s: String| {
+        s.lines()
+            .filter(|l| !l.starts_with("# (Tip"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let theirs = no_tip(stdout_of(perf().args(["report", "--stdio", "-i"]).arg(&a)));
+    let ours = no_tip(stdout_of(prec().args(["report", "--stdio", "-i"]).arg(&a)));
+    assert_eq_text(&theirs, &ours);
+    assert!(theirs.contains("hot_a"), "{theirs}");
+
+    // A level is recorded as given; pipe mode decodes too.
+    let c = dir.join("z3.data");
+    prec_record(&c, &["-q", "--compression-level=3"]);
+    let h = header_lines(&c, "# compressed");
+    assert!(h[0].starts_with("# compressed : Zstd, level = 3,"), "{h:?}");
+    let piped = run(prec()
+        .args(["record", "-q", "-z", "-o", "-", "--"])
+        .arg(hot3()));
+    let p = dir.join("pipe.data");
+    std::fs::write(&p, &piped.stdout).unwrap();
+    let rep = perf()
+        .args(["report", "--stdio", "-i", "-"])
+        .stdin(std::fs::File::open(&p).unwrap())
+        .output()
+        .unwrap();
+    assert!(rep.status.success(), "{}", stderr(&rep));
+    assert!(stderr(&rep).trim().is_empty(), "{}", stderr(&rep));
+    assert!(String::from_utf8_lossy(&rep.stdout).contains("hot_a"));
+}
+
+/// `-k`: CLOCKID and CLOCK_DATA as perf writes them.
+#[test]
+fn clockid_features() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    for clock in ["monotonic", "realtime", "tai"] {
+        let a = dir.join(format!("prec-{clock}.data"));
+        let b = dir.join(format!("perf-{clock}.data"));
+        prec_record(&a, &["-q", "-k", clock]);
+        perf_record(&b, &["-q", "-k", clock]);
+        for prefix in ["# clockid", "# missing features"] {
+            assert_eq!(
+                header_lines(&a, prefix),
+                header_lines(&b, prefix),
+                "{clock}"
+            );
+        }
+        assert!(!header_lines(&a, "# clockid:").is_empty());
+    }
+    let a = dir.join("prec-monotonic.data");
+    assert_perf_reads_clean(&a, "-k monotonic");
+}
+
+/// `-B`: no BUILD_ID, no sample count in the last line (like perf).
+#[test]
+fn no_buildid() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let a = dir.join("b.data");
+    let o = prec_record(&a, &["-B"]);
+    let last = stderr(&o).lines().last().unwrap_or_default().to_string();
+    assert!(last.ends_with("b.data ]"), "{last}");
+    let missing = header_lines(&a, "# missing features").join("");
+    assert!(missing.contains("BUILD_ID"), "{missing}");
+    let o = prec_record(&dir.join("n.data"), &["-N"]);
+    assert!(stderr(&o).contains(" samples) ]"));
+}
+
+/// `--namespaces` and `--switch-events`: the records perf shows.
+#[test]
+fn namespaces_and_switch_records() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let a = dir.join("ns.data");
+    prec_record(&a, &["-q", "--namespaces", "--switch-events"]);
+    let o = run(perf()
+        .args([
+            "script",
+            "--show-namespace-events",
+            "--show-switch-events",
+            "-i",
+        ])
+        .arg(&a));
+    assert!(stderr(&o).trim().is_empty(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("PERF_RECORD_NAMESPACES") && text.contains("nr_namespaces: 7"),
+        "{text}"
+    );
+    assert!(text.contains("PERF_RECORD_SWITCH"), "no SWITCH records");
+}
+
+/// `--per-thread`: one ring per thread on CPU -1, as perf.
+#[test]
+fn per_thread_maps() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let a = dir.join("pt.data");
+    let b = dir.join("perf-pt.data");
+    prec_record(&a, &["-q", "--per-thread"]);
+    perf_record(&b, &["-q", "--per-thread"]);
+    let dump = stdout_of(perf().args(["report", "-D", "-i"]).arg(&a));
+    assert!(dump.contains("PERF_RECORD_CPU_MAP: -1"), "CPU_MAP");
+    assert!(dump.contains("cpu: -1"), "ID_INDEX");
+    for prefix in ["# time of first sample", "# time of last sample"] {
+        assert_eq!(header_lines(&a, prefix), header_lines(&b, prefix));
+    }
+}
+
+/// `--max-size`: stops (and stops the workload) once the data reaches it.
+#[test]
+fn max_size_stops() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let a = dir.join("m.data");
+    let o = prec_record(&a, &["--max-size", "16K"]);
+    assert!(stderr(&o).contains("size limit reached"), "{}", stderr(&o));
+    let len = std::fs::metadata(&a).unwrap().len();
+    // 16 KiB plus at most a drain pass and the header/features.
+    assert!(len < 200 * 1024, "{len} bytes");
+    assert_perf_reads_clean(&a, "--max-size");
+}
+
+/// `-D`: events enabled after the delay, with perf's messages.
+#[test]
+fn delay_messages() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let a = dir.join("d.data");
+    let o = prec_record(&a, &["-D", "30"]);
+    let e = stderr(&o);
+    assert!(
+        e.contains("Events disabled") && e.contains("Events enabled"),
+        "{e}"
+    );
+    let o = prec_record(&dir.join("q.data"), &["-q", "-D", "30"]);
+    assert!(stderr(&o).trim().is_empty());
+}
