@@ -317,3 +317,41 @@ fn delay_messages() {
     let o = prec_record(&dir.join("q.data"), &["-q", "-D", "30"]);
     assert!(stderr(&o).trim().is_empty());
 }
+
+/// System-wide (needs privileges; skipped otherwise): the tracking dummy is
+/// configured like perf's for each option.
+#[test]
+fn system_wide_dummy_matches_perf() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let probe = perf()
+        .args(["record", "-q", "-a", "-o"])
+        .arg(dir.join("probe.data"))
+        .args(["--", "true"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    if !probe.status.success() {
+        eprintln!("SKIPPED: perf record -a is not permitted here");
+        return;
+    }
+    let cases: &[&[&str]] = &[
+        &["-a", "-c", "100000"],
+        &["-a", "-F", "999"],
+        &["-a", "-g"],
+        &["-a", "-d", "-W", "--switch-events"],
+        &["-a", "-z", "-k", "monotonic"],
+    ];
+    for (i, args) in cases.iter().enumerate() {
+        let a = dir.join(format!("prec{i}.data"));
+        let b = dir.join(format!("perf{i}.data"));
+        let mut q = vec!["-q"];
+        q.extend_from_slice(args);
+        prec_record(&a, &q);
+        perf_record(&b, &q);
+        assert_eq_text(&evlist(&b), &evlist(&a));
+        assert_perf_reads_clean(&a, &args.join(" "));
+    }
+}
