@@ -315,6 +315,9 @@ pub struct ReportArgs {
     /// Only show entries that resolved to a symbol.
     #[arg(short = 'U', long = "hide-unresolved")]
     pub hide_unresolved: bool,
+    /// Regex of the parent symbols for `--sort parent` (adds the key).
+    #[arg(short = 'p', long = "parent")]
+    pub parent: Option<String>,
     /// Hide entries below this overhead percentage.
     #[arg(long = "percent-limit")]
     pub percent_limit: Option<f64>,

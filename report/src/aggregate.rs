@@ -151,6 +151,12 @@ pub struct Options {
     pub relative: bool,
     /// `--hide-unresolved`: hide samples without a symbol.
     pub hide_unresolved: bool,
+    /// `-p`/`--parent` (POSIX extended regex, perf's default
+    /// `^sys_|^do_page_fault`).
+    pub parent_regex: String,
+    /// Set by [`build`]: `--sort parent` on a file without callchains
+    /// (perf stops with an error).
+    pub parent_no_callchain: bool,
     pub percent_limit: f64,
     pub comms: Option<Vec<String>>,
     pub pids: Option<Vec<i32>>,
@@ -192,6 +198,8 @@ impl Default for Options {
             field_sep: None,
             relative: false,
             hide_unresolved: false,
+            parent_regex: DEFAULT_PARENT.to_string(),
+            parent_no_callchain: false,
             percent_limit: 0.0,
             comms: None,
             pids: None,
@@ -309,6 +317,7 @@ struct Key {
     srcfile: u32,
     cpu: u32,
     socket: i32,
+    parent: u32,
     /// Branch mode: DSO name + 1 of source/target, symbol id + 1 (else the
     /// raw address) of source/target, cycles.
     from_dso: u32,
@@ -363,6 +372,8 @@ pub struct Entry {
     pub cpu: u32,
     /// The CPU's socket id (-1: unknown).
     pub socket: i32,
+    /// `--sort parent`: the first callchain symbol matching `--parent`.
+    pub parent: Option<StrId>,
     /// Filtered out by --comms/--pids/--tids/--dsos/--symbols.
     pub filtered: bool,
     /// Call-graph mode: children period and call tree.
@@ -979,6 +990,9 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
         cgp.order = Order::Caller;
     }
     let cg_on = cgp.enabled || cgp.children;
+    let want_parent = want(SortKey::Parent) && has_callchain;
+    options.parent_no_callchain = want(SortKey::Parent) && !has_callchain;
+    let parent_re = want(SortKey::Parent).then(|| Regex::new(&options.parent_regex));
     let chain_params = ChainParams {
         order: cgp.order,
         max_stack: cgp.max_stack,
@@ -1096,6 +1110,39 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                 }
                 if options.hide_unresolved && sym.is_none() {
                     continue;
+                }
+                // The sample's callchain (before the key: --sort parent
+                // needs it).
+                let mut parent: Option<StrId> = None;
+                if (cg_on || want_parent) && !options.branch_mode {
+                    let uw: Option<&mut dyn crate::callchain::Unwinder> =
+                        if crate::callchain::can_unwind(a, &s) {
+                            Some(&mut unwinder)
+                        } else {
+                            None
+                        };
+                    callchains.resolve(
+                        &mut machine,
+                        &mut resolver,
+                        &mut strings,
+                        a,
+                        &s,
+                        &chain_params,
+                        uw,
+                        &mut chain,
+                    );
+                    if options.hide_unresolved {
+                        // perf's add_callchain_ip drops unresolved entries.
+                        chain.retain(|f| f.sym.is_some());
+                    }
+                    if let Some(re) = &parent_re {
+                        // perf's add_callchain_ip: the first entry whose
+                        // symbol matches --parent.
+                        parent = chain.iter().filter(|f| !f.unwound).find_map(|f| {
+                            let name = resolver.syms[f.sym?.0 as usize].name;
+                            re.is_match(strings.get(name)).then_some(name)
+                        });
+                    }
                 }
                 let th = machine.thread(loc.thread);
                 let mut filtered = false;
@@ -1215,6 +1262,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                 srcfile: None,
                                 cpu,
                                 socket,
+                                parent: None,
                                 filtered,
                                 cg: None,
                                 branch: Some(bi),
@@ -1247,7 +1295,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                         SortKey::Cpu => key.cpu = cpu,
                         SortKey::Socket => key.socket = socket,
                         SortKey::Srcline | SortKey::Srcfile => {}
-                        SortKey::Parent => {}
+                        SortKey::Parent => key.parent = parent.map_or(0, |p| p.0 + 1),
                         // Branch keys: only in branch mode.
                         SortKey::DsoFrom
                         | SortKey::DsoTo
@@ -1292,6 +1340,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                         srcfile: src.1,
                         cpu,
                         socket,
+                        parent,
                         filtered,
                         cg: None,
                         branch: None,
@@ -1304,26 +1353,6 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                     // perf's hist_entry_iter (cumulative): the sample's
                     // callchain goes to its entry, and with --children one
                     // entry per distinct chain element gets the period.
-                    let uw: Option<&mut dyn crate::callchain::Unwinder> =
-                        if crate::callchain::can_unwind(a, &s) {
-                            Some(&mut unwinder)
-                        } else {
-                            None
-                        };
-                    callchains.resolve(
-                        &mut machine,
-                        &mut resolver,
-                        &mut strings,
-                        a,
-                        &s,
-                        &chain_params,
-                        uw,
-                        &mut chain,
-                    );
-                    if options.hide_unresolved {
-                        // perf's add_callchain_ip drops unresolved entries.
-                        chain.retain(|f| f.sym.is_some());
-                    }
                     fids.clear();
                     for f in &chain {
                         let start = f.sym.map_or(0, |id| resolver.syms[id.0 as usize].start);
@@ -1332,7 +1361,14 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                         let src = if cgp.key == crate::callgraph::Key::Function {
                             f.srcline
                         } else {
-                            Some(callchains.srcline(&machine, &mut resolver, &mut strings, f))
+                            chain_srcline(
+                                cgp.key,
+                                &mut callchains,
+                                &machine,
+                                &mut resolver,
+                                &mut strings,
+                                f,
+                            )
                         };
                         fids.push(cg_frames.intern(cgp.key, f, start, src));
                     }
@@ -1368,6 +1404,17 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                             // for user DSOs and falls back to sym+offset.
                             let csrc = if need_src {
                                 match f.map {
+                                    Some(_) if cgp.key != crate::callgraph::Key::Function => (
+                                        chain_srcline(
+                                            cgp.key,
+                                            &mut callchains,
+                                            &machine,
+                                            &mut resolver,
+                                            &mut strings,
+                                            f,
+                                        ),
+                                        None,
+                                    ),
                                     Some(m) if m.identity => resolver.srcline(
                                         &machine,
                                         &mut strings,
@@ -1375,15 +1422,6 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                         f.ip,
                                         f.addr,
                                         f.sym,
-                                    ),
-                                    Some(_) if cgp.key != crate::callgraph::Key::Function => (
-                                        Some(callchains.srcline(
-                                            &machine,
-                                            &mut resolver,
-                                            &mut strings,
-                                            f,
-                                        )),
-                                        None,
                                     ),
                                     Some(m) => {
                                         let s = match f.sym {
@@ -1433,6 +1471,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                     }
                                     SortKey::Cpu => ck.cpu = cpu,
                                     SortKey::Socket => ck.socket = socket,
+                                    SortKey::Parent => ck.parent = parent.map_or(0, |p| p.0 + 1),
                                     SortKey::Srcline => ck.srcline = csrc.0.map_or(0, |s| s.0 + 1),
                                     SortKey::Srcfile => ck.srcfile = csrc.1.map_or(0, |s| s.0 + 1),
                                     _ => {}
@@ -1463,6 +1502,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                     srcfile: csrc.1,
                                     cpu,
                                     socket,
+                                    parent,
                                     filtered,
                                     cg: None,
                                     branch: None,
@@ -1743,7 +1783,9 @@ fn sort_entries(data: &mut ReportData, hi: usize) {
                 SortKey::Srcfile => scmp(srcfile(a), srcfile(b)),
                 SortKey::Cpu => (a.cpu as i32).cmp(&(b.cpu as i32)),
                 SortKey::Socket => a.socket.cmp(&b.socket),
-                SortKey::Parent => Ordering::Equal,
+                SortKey::Parent => null_last(a.parent, b.parent, |x, y| {
+                    scmp(d.strings.get(x), d.strings.get(y))
+                }),
                 SortKey::DsoFrom
                 | SortKey::DsoTo
                 | SortKey::SymFrom
@@ -1781,7 +1823,9 @@ fn sort_entries(data: &mut ReportData, hi: usize) {
             SortKey::Srcfile => scmp(srcfile(a), srcfile(b)),
             SortKey::Cpu => (a.cpu as i32).cmp(&(b.cpu as i32)),
             SortKey::Socket => a.socket.cmp(&b.socket),
-            SortKey::Parent => Ordering::Equal,
+            SortKey::Parent => null_last(a.parent, b.parent, |x, y| {
+                scmp(d.strings.get(x), d.strings.get(y))
+            }),
             SortKey::DsoFrom
             | SortKey::DsoTo
             | SortKey::SymFrom
@@ -1860,4 +1904,211 @@ fn sort_entries(data: &mut ReportData, hi: usize) {
     let mut slots: Vec<Option<Entry>> = entries.into_iter().map(Some).collect();
     let entries: Vec<Entry> = order.iter().map(|&i| slots[i].take().unwrap()).collect();
     data.hists[hi].entries = entries;
+}
+
+/// perf's `callchain_srcline`: `get_srcline(..., show_sym = false,
+/// show_addr = key == address)`: DSOs perf runs no addr2line on show
+/// `+offset` with `-g address`, nothing with `-g srcline`.
+fn chain_srcline(
+    key: crate::callgraph::Key,
+    callchains: &mut Callchains,
+    machine: &Machine,
+    resolver: &mut Resolver,
+    strings: &mut Strings,
+    f: &ChainFrame,
+) -> Option<StrId> {
+    if f.srcline.is_none() {
+        if let Some(m) = f.map {
+            let dso = machine.dsos.get(m.dso);
+            if !matches!(dso.kind, DsoKind::User) || dso.long_name.starts_with('[') {
+                let s = match f.sym {
+                    Some(id) => format!(
+                        "+{}",
+                        f.addr.wrapping_sub(resolver.syms[id.0 as usize].start)
+                    ),
+                    None => format!("{}[{:x}]", dso.short_name, f.addr),
+                };
+                if key != crate::callgraph::Key::Address {
+                    return None;
+                }
+                return Some(strings.intern(&s));
+            }
+        }
+    }
+    Some(callchains.srcline(machine, resolver, strings, f))
+}
+
+/// perf's default `--parent` pattern.
+pub const DEFAULT_PARENT: &str = "^sys_|^do_page_fault";
+
+/// A small POSIX extended regex (what `--parent` patterns use): `|`,
+/// `( )`, `^`, `$`, `.`, `*`, `+`, `?`, `[...]` classes and `\` escapes;
+/// unanchored search like `regexec`.
+#[derive(Debug, Clone)]
+pub struct Regex {
+    alts: Vec<Vec<Node>>,
+}
+
+#[derive(Debug, Clone)]
+enum Atom {
+    Any,
+    Char(char),
+    Class(Vec<(char, char)>, bool),
+    Group(Box<Regex>),
+    Start,
+    End,
+}
+
+#[derive(Debug, Clone)]
+struct Node {
+    atom: Atom,
+    min: usize,
+    max: usize,
+}
+
+impl Regex {
+    /// Parses `pat`; unbalanced parts are taken literally.
+    pub fn new(pat: &str) -> Regex {
+        let chars: Vec<char> = pat.chars().collect();
+        let mut pos = 0;
+        Self::parse(&chars, &mut pos)
+    }
+
+    fn parse(c: &[char], pos: &mut usize) -> Regex {
+        let mut alts = vec![Vec::new()];
+        while *pos < c.len() {
+            let ch = c[*pos];
+            *pos += 1;
+            let atom = match ch {
+                '|' => {
+                    alts.push(Vec::new());
+                    continue;
+                }
+                ')' => break,
+                '(' => Atom::Group(Box::new(Self::parse(c, pos))),
+                '.' => Atom::Any,
+                '^' => Atom::Start,
+                '$' => Atom::End,
+                '\\' if *pos < c.len() => {
+                    *pos += 1;
+                    Atom::Char(c[*pos - 1])
+                }
+                '[' => {
+                    let neg = c.get(*pos) == Some(&'^');
+                    if neg {
+                        *pos += 1;
+                    }
+                    let mut ranges = Vec::new();
+                    let mut first = true;
+                    while *pos < c.len() && (first || c[*pos] != ']') {
+                        first = false;
+                        let lo = c[*pos];
+                        *pos += 1;
+                        if c.get(*pos) == Some(&'-') && c.get(*pos + 1).is_some_and(|&x| x != ']') {
+                            ranges.push((lo, c[*pos + 1]));
+                            *pos += 2;
+                        } else {
+                            ranges.push((lo, lo));
+                        }
+                    }
+                    *pos += 1;
+                    Atom::Class(ranges, neg)
+                }
+                _ => Atom::Char(ch),
+            };
+            let (min, max) = match c.get(*pos) {
+                Some('*') => (0, usize::MAX),
+                Some('+') => (1, usize::MAX),
+                Some('?') => (0, 1),
+                _ => (1, 1),
+            };
+            if (min, max) != (1, 1) {
+                *pos += 1;
+            }
+            alts.last_mut().unwrap().push(Node { atom, min, max });
+        }
+        Regex { alts }
+    }
+
+    /// Whether the pattern matches anywhere in `s`.
+    pub fn is_match(&self, s: &str) -> bool {
+        let c: Vec<char> = s.chars().collect();
+        (0..=c.len()).any(|i| !self.ends(&c, i).is_empty())
+    }
+
+    /// All end positions of matches starting at `i`.
+    fn ends(&self, c: &[char], i: usize) -> Vec<usize> {
+        let mut out = Vec::new();
+        for alt in &self.alts {
+            Self::seq(alt, c, i, &mut out);
+        }
+        out
+    }
+
+    fn seq(nodes: &[Node], c: &[char], i: usize, out: &mut Vec<usize>) {
+        let Some((n, rest)) = nodes.split_first() else {
+            if !out.contains(&i) {
+                out.push(i);
+            }
+            return;
+        };
+        // Positions after k repetitions, breadth first.
+        let mut cur = vec![i];
+        let mut k = 0;
+        loop {
+            if k >= n.min {
+                for &p in &cur {
+                    Self::seq(rest, c, p, out);
+                }
+            }
+            if k >= n.max || cur.is_empty() {
+                break;
+            }
+            let mut next = Vec::new();
+            for &p in &cur {
+                for q in Self::atom(&n.atom, c, p) {
+                    if !next.contains(&q) && (q != p || k < n.min) {
+                        next.push(q);
+                    }
+                }
+            }
+            cur = next;
+            k += 1;
+        }
+    }
+
+    fn atom(a: &Atom, c: &[char], i: usize) -> Vec<usize> {
+        match a {
+            Atom::Start => (i == 0).then_some(i).into_iter().collect(),
+            Atom::End => (i == c.len()).then_some(i).into_iter().collect(),
+            Atom::Any => (i < c.len()).then_some(i + 1).into_iter().collect(),
+            Atom::Char(x) => (c.get(i) == Some(x)).then_some(i + 1).into_iter().collect(),
+            Atom::Class(r, neg) => c
+                .get(i)
+                .filter(|&&x| r.iter().any(|&(lo, hi)| lo <= x && x <= hi) != *neg)
+                .map(|_| i + 1)
+                .into_iter()
+                .collect(),
+            Atom::Group(g) => g.ends(c, i),
+        }
+    }
+}
+
+#[cfg(test)]
+mod regex_tests {
+    use super::Regex;
+
+    #[test]
+    fn parent_patterns() {
+        let r = Regex::new("^sys_|^do_page_fault");
+        assert!(r.is_match("sys_read"));
+        assert!(r.is_match("do_page_fault"));
+        assert!(!r.is_match("x_sys_read"));
+        assert!(Regex::new("leaf|lib_hot").is_match("lib_hot"));
+        assert!(Regex::new("^a.*f$").is_match("abcdef"));
+        assert!(!Regex::new("^a.*f$").is_match("abcdefg"));
+        assert!(Regex::new("^(re)+curse$").is_match("rerecurse"));
+        assert!(Regex::new("[a-c]+_x?").is_match("zz_bca_"));
+        assert!(!Regex::new("^[^a-z]").is_match("abc"));
+    }
 }

@@ -128,6 +128,9 @@ pub struct ChainFrame {
     /// `file:line` of an inline-expanded frame (DWARF); for other frames
     /// use [`Callchains::srcline`].
     pub srcline: Option<StrId>,
+    /// Came from DWARF unwinding (perf's `unwind_entry`), not from the
+    /// sample's callchain (`add_callchain_ip`: `--parent` looks only there).
+    pub unwound: bool,
 }
 
 impl ChainFrame {
@@ -230,6 +233,7 @@ impl Callchains {
             sym,
             inlined: false,
             srcline: None,
+            unwound: false,
         }
     }
 
@@ -389,7 +393,7 @@ impl Ctx<'_> {
     /// perf's `add_callchain_ip` (or `unwind_entry` when `unwound`) for a
     /// real address.
     fn add(&mut self, cpumode: u16, ip: u64, unwound: bool) {
-        let f = self.cc.frame(
+        let mut f = self.cc.frame(
             self.machine,
             self.resolver,
             self.strings,
@@ -398,6 +402,7 @@ impl Ctx<'_> {
             cpumode,
             ip,
         );
+        f.unwound = unwound;
         if self.params.inline && unwound {
             if let (Some(map), Some(sym)) = (f.map, f.sym) {
                 let chain = self.cc.inline_chain(

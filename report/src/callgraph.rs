@@ -202,6 +202,9 @@ enum MatchKey {
     Inlined(StrId),
     /// (dso rank, ip).
     Ip(u32, u64),
+    /// `-g address` inline frame: (dso rank, ip, name); perf's tree nodes
+    /// keep their own inline symbol although the address matches.
+    IpInlined(u32, u64, StrId),
     /// `-g srcline`: by source line.
     Src(StrId),
 }
@@ -239,6 +242,7 @@ impl Frames {
         let rank = f.map.map_or(0, |m| m.dso.0 + 1);
         let mk = match (key, f.sym) {
             (Key::Srcline, _) if srcline.is_some() => MatchKey::Src(srcline.unwrap()),
+            (Key::Address, Some(s)) if f.inlined => MatchKey::IpInlined(rank, f.ip, s_name_key(s)),
             (Key::Address, _) => MatchKey::Ip(rank, f.ip),
             (_, Some(s)) if f.inlined => MatchKey::Inlined(s_name_key(s)),
             (_, Some(_)) => MatchKey::Sym(rank, sym_start),
@@ -249,7 +253,7 @@ impl Frames {
         }
         let order = match mk {
             MatchKey::Sym(r, s) => (r, s),
-            MatchKey::Ip(r, ip) => (r, ip),
+            MatchKey::Ip(r, ip) | MatchKey::IpInlined(r, ip, _) => (r, ip),
             MatchKey::Inlined(n) | MatchKey::Src(n) => (rank, n.0 as u64),
         };
         let id = FrameId(self.v.len() as u32);

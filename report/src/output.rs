@@ -47,6 +47,7 @@ struct Widths {
     sym: usize,
     srcline: usize,
     srcfile: usize,
+    parent: usize,
     /// Branch mode: HISTC_DSO_FROM, HISTC_DSO_TO, HISTC_SYMBOL_FROM,
     /// HISTC_SYMBOL_TO.
     dso_from: usize,
@@ -184,6 +185,7 @@ fn calc_widths(data: &ReportData, h: &Hists) -> Widths {
         sym: 0,
         srcline: 0,
         srcfile: 0,
+        parent: 0,
         dso_from: 0,
         dso_to: 0,
         sym_from: 0,
@@ -209,6 +211,9 @@ fn calc_widths(data: &ReportData, h: &Hists) -> Widths {
         }
         if let Some(s) = e.srcline {
             w.srcline = w.srcline.max(data.strings.get(s).len());
+        }
+        if let Some(p) = e.parent {
+            w.parent = w.parent.max(data.strings.get(p).len());
         }
         let sf = e.srcfile.map_or(0, |s| data.strings.get(s).len());
         w.srcfile = w.srcfile.max(sf);
@@ -244,7 +249,7 @@ fn key_width(k: SortKey, w: &Widths) -> usize {
         SortKey::Srcfile => w.srcfile,
         // perf never widens HISTC_CPU / HISTC_SOCKET past the header.
         SortKey::Cpu | SortKey::Socket => 0,
-        SortKey::Parent => 7,
+        SortKey::Parent => w.parent,
         SortKey::DsoFrom => w.dso_from,
         SortKey::DsoTo => w.dso_to,
         SortKey::SymFrom => w.sym_from,
@@ -304,7 +309,7 @@ fn key_value(data: &ReportData, e: &Entry, k: SortKey, width: usize) -> String {
         SortKey::Srcfile => e.srcfile.map_or("", |s| data.strings.get(s)).to_string(),
         SortKey::Cpu => c_int(e.cpu as i32, width, width),
         SortKey::Socket => c_int(e.socket, width, width.saturating_sub(3)),
-        SortKey::Parent => pad("[other]", width),
+        SortKey::Parent => pad(e.parent.map_or("[other]", |p| data.strings.get(p)), width),
         SortKey::DsoFrom | SortKey::DsoTo => {
             let a = e
                 .branch
@@ -630,7 +635,7 @@ pub fn write_report(out: &mut dyn Write, data: &ReportData) -> io::Result<()> {
             "# To display the perf.data header info, please use --header/--header-only options."
         )?;
         writeln!(out, "#")?;
-        if no_samples(data) {
+        if no_samples(data) || data.options.parent_no_callchain {
             // perf stops with "The <file> data has no samples!".
             return Ok(());
         }

@@ -125,6 +125,13 @@ fn options(args: &ReportArgs) -> Result<Options> {
     o.field_sep = args.field_separator.clone();
     o.relative = args.percentage.as_deref() == Some("relative");
     o.hide_unresolved = args.hide_unresolved;
+    if let Some(p) = &args.parent {
+        // perf: a non-default --parent adds the parent sort key.
+        o.parent_regex = p.clone();
+        if p != aggregate::DEFAULT_PARENT && !o.sort.contains(&aggregate::SortKey::Parent) {
+            o.sort.push(aggregate::SortKey::Parent);
+        }
+    }
     o.percent_limit = args.percent_limit.unwrap_or(0.0);
     o.comms = strings(&args.comms);
     o.dsos = strings(&args.dsos);
@@ -184,7 +191,11 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         output::write_report(&mut out, &data)?;
     }
     out.flush()?;
-    if output::no_samples(&data) {
+    if data.options.parent_no_callchain {
+        eprintln!(
+            "Error:\nSelected --sort parent, but no callchain data. Did you call 'perf record' without -g?"
+        );
+    } else if output::no_samples(&data) {
         eprintln!("Error:\nThe {} data has no samples!", input.name);
     }
     if !args.quiet {
