@@ -315,6 +315,9 @@ pub struct ReportArgs {
     /// Only show entries that resolved to a symbol.
     #[arg(short = 'U', long = "hide-unresolved")]
     pub hide_unresolved: bool,
+    /// Show full source file paths in source lines.
+    #[arg(long = "full-source-path")]
+    pub full_source_path: bool,
     /// Regex of the parent symbols for `--sort parent` (adds the key).
     #[arg(short = 'p', long = "parent")]
     pub parent: Option<String>,

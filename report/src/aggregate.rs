@@ -151,6 +151,8 @@ pub struct Options {
     pub relative: bool,
     /// `--hide-unresolved`: hide samples without a symbol.
     pub hide_unresolved: bool,
+    /// `--full-source-path`.
+    pub full_source_path: bool,
     /// `-p`/`--parent` (POSIX extended regex, perf's default
     /// `^sys_|^do_page_fault`).
     pub parent_regex: String,
@@ -198,6 +200,7 @@ impl Default for Options {
             field_sep: None,
             relative: false,
             hide_unresolved: false,
+            full_source_path: false,
             parent_regex: DEFAULT_PARENT.to_string(),
             parent_no_callchain: false,
             percent_limit: 0.0,
@@ -585,6 +588,8 @@ pub struct Resolver {
     pub syms: Vec<Sym>,
     kernel_ok: Option<bool>,
     srclines: HashMap<(DsoId, u64), (Option<StrId>, Option<StrId>)>,
+    /// `--full-source-path`: srclines with the DWARF file path.
+    pub full_source_path: bool,
 }
 
 impl Resolver {
@@ -598,6 +603,7 @@ impl Resolver {
             syms: Vec::new(),
             kernel_ok: None,
             srclines: HashMap::new(),
+            full_source_path: false,
         }
     }
 
@@ -744,6 +750,10 @@ impl Resolver {
             }
         }
         let r = match loc {
+            Some(l) if self.full_source_path => (
+                Some(strings.intern(&format!("{}:{}", l.file, l.line))),
+                Some(strings.intern(&l.file)),
+            ),
             Some(l) => (
                 Some(strings.intern(&l.srcline())),
                 Some(strings.intern(l.basename())),
@@ -955,6 +965,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
         syms: Vec::new(),
         kernel_ok: None,
         srclines: HashMap::new(),
+        full_source_path: options.full_source_path,
     };
     // Reading /proc/kallsyms is slow; overlap it with the sample pass.
     if attrs
@@ -1404,6 +1415,17 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                             // for user DSOs and falls back to sym+offset.
                             let csrc = if need_src {
                                 match f.map {
+                                    // DWARF-unwound entries carry their
+                                    // srcline (perf's unwind_entry).
+                                    Some(_) if f.unwound => (
+                                        Some(callchains.srcline(
+                                            &machine,
+                                            &mut resolver,
+                                            &mut strings,
+                                            f,
+                                        )),
+                                        None,
+                                    ),
                                     Some(_) if cgp.key != crate::callgraph::Key::Function => (
                                         chain_srcline(
                                             cgp.key,

@@ -191,6 +191,29 @@ fn calc_widths(data: &ReportData, h: &Hists) -> Widths {
         sym_from: 0,
         sym_to: 0,
     };
+    let keys = &data.options.sort;
+    let srcfile_first = keys.first() == Some(&SortKey::Srcfile);
+    // Entries sharing the keys before srcfile with another entry were
+    // compared by srcfile when inserted.
+    let before: Vec<SortKey> = keys
+        .iter()
+        .take_while(|k| **k != SortKey::Srcfile)
+        .copied()
+        .collect();
+    let prefix = |e: &Entry| -> String {
+        before
+            .iter()
+            .map(|&k| key_value(data, e, k, 256).trim_end().to_string())
+            .collect::<Vec<_>>()
+            .join("\u{1}")
+    };
+    let mut prefixes: std::collections::HashMap<String, usize> = Default::default();
+    if keys.contains(&SortKey::Srcfile) && !srcfile_first {
+        for e in &h.entries {
+            *prefixes.entry(prefix(e)).or_default() += 1;
+        }
+    }
+    let prefix_shared = |e: &Entry| prefixes.get(&prefix(e)).is_some_and(|&n| n >= 2);
     for e in h.entries.iter().filter(|e| visible(e)) {
         match sym_name(data, e) {
             Some(n) => w.sym = w.sym.max(n.len() + 4),
@@ -215,8 +238,13 @@ fn calc_widths(data: &ReportData, h: &Hists) -> Widths {
         if let Some(p) = e.parent {
             w.parent = w.parent.max(data.strings.get(p).len());
         }
-        let sf = e.srcfile.map_or(0, |s| data.strings.get(s).len());
-        w.srcfile = w.srcfile.max(sf);
+        // perf computes he->srcfile lazily in se_cmp: after another key,
+        // only entries a later sample merged into have it when the widths
+        // are computed.
+        if srcfile_first || e.nr_samples >= 2 || prefix_shared(e) {
+            let sf = e.srcfile.map_or(0, |s| data.strings.get(s).len());
+            w.srcfile = w.srcfile.max(sf);
+        }
         if let Some(b) = &e.branch {
             // hists__calc_col_len: the DSO width counts only with a symbol.
             let end = |a: &crate::aggregate::BranchAddr, sym: &mut usize, dso: &mut usize| match (
@@ -306,7 +334,13 @@ fn key_value(data: &ReportData, e: &Entry, k: SortKey, width: usize) -> String {
             .srcline
             .map_or("??:0", |s| data.strings.get(s))
             .to_string(),
-        SortKey::Srcfile => e.srcfile.map_or("", |s| data.strings.get(s)).to_string(),
+        // "%.*s": truncated to the column, not padded.
+        SortKey::Srcfile => e
+            .srcfile
+            .map_or("", |s| data.strings.get(s))
+            .chars()
+            .take(width)
+            .collect(),
         SortKey::Cpu => c_int(e.cpu as i32, width, width),
         SortKey::Socket => c_int(e.socket, width, width.saturating_sub(3)),
         SortKey::Parent => pad(e.parent.map_or("[other]", |p| data.strings.get(p)), width),
@@ -539,7 +573,12 @@ fn write_hists(
                     let cw = key_width(*k, &w);
                     let v = key_value(data, e, *k, cw);
                     let last = i + 1 == fields.len();
-                    if !last && matches!(k, SortKey::Sym | SortKey::SymOff) {
+                    if !last
+                        && matches!(
+                            k,
+                            SortKey::Sym | SortKey::SymOff | SortKey::Srcline | SortKey::Srcfile
+                        )
+                    {
                         line.push_str(&format!("{v:<cw$}"));
                     } else {
                         line.push_str(&v);

@@ -125,6 +125,7 @@ fn options(args: &ReportArgs) -> Result<Options> {
     o.field_sep = args.field_separator.clone();
     o.relative = args.percentage.as_deref() == Some("relative");
     o.hide_unresolved = args.hide_unresolved;
+    o.full_source_path = args.full_source_path;
     if let Some(p) = &args.parent {
         // perf: a non-default --parent adds the parent sort key.
         o.parent_regex = p.clone();
