@@ -368,3 +368,38 @@ fn callgraph_keys_match_perf() {
         failures.join("\n")
     );
 }
+
+/// Options perf refuses for a file: `--sort parent` or `-g` without
+/// callchains, and `-U` leaving no sample (perf prints the first two
+/// lines, then an error on stderr, and exits 0).
+#[test]
+fn refused_options_match_perf() {
+    if !require_perf() {
+        return;
+    }
+    let mut files: Vec<PathBuf> = [
+        "hot3-default.data",
+        "system-wide.data",
+        "callgraph-fp-g.data",
+    ]
+    .iter()
+    .map(|f| own_fixture(f))
+    .collect();
+    files.extend(quipper_files().into_iter().filter(|f| {
+        matches!(
+            f.file_name().and_then(OsStr::to_str),
+            Some("perf.data.branch-4.14" | "perf.data.hw_and_sw-3.4")
+        )
+    }));
+    check(
+        &files,
+        &[
+            &["-g"],
+            &["-g", "caller"],
+            &["-g", "none"],
+            &["--sort", "parent"],
+            &["-U"],
+        ],
+        &[],
+    );
+}

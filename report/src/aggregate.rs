@@ -159,6 +159,12 @@ pub struct Options {
     /// Set by [`build`]: `--sort parent` on a file without callchains
     /// (perf stops with an error).
     pub parent_no_callchain: bool,
+    /// `-g` given (not `none`) for a file, not a pipe: perf requires
+    /// callchains (or branch stacks).
+    pub callgraph_required: bool,
+    /// Set by [`build`]: `callgraph_required` but the file has neither
+    /// (perf stops with "Selected -g or --branch-history").
+    pub callgraph_missing: bool,
     pub percent_limit: f64,
     pub comms: Option<Vec<String>>,
     pub pids: Option<Vec<i32>>,
@@ -203,6 +209,8 @@ impl Default for Options {
             full_source_path: false,
             parent_regex: DEFAULT_PARENT.to_string(),
             parent_no_callchain: false,
+            callgraph_required: false,
+            callgraph_missing: false,
             percent_limit: 0.0,
             comms: None,
             pids: None,
@@ -1002,6 +1010,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
     }
     let cg_on = cgp.enabled || cgp.children;
     let want_parent = want(SortKey::Parent) && has_callchain;
+    options.callgraph_missing = options.callgraph_required && !has_callchain;
     options.parent_no_callchain = want(SortKey::Parent) && !has_callchain;
     let parent_re = want(SortKey::Parent).then(|| Regex::new(&options.parent_regex));
     let chain_params = ChainParams {

@@ -674,7 +674,7 @@ pub fn write_report(out: &mut dyn Write, data: &ReportData) -> io::Result<()> {
             "# To display the perf.data header info, please use --header/--header-only options."
         )?;
         writeln!(out, "#")?;
-        if no_samples(data) || data.options.parent_no_callchain {
+        if no_samples(data) || data.options.parent_no_callchain || data.options.callgraph_missing {
             // perf stops with "The <file> data has no samples!".
             return Ok(());
         }

@@ -126,6 +126,11 @@ fn options(args: &ReportArgs) -> Result<Options> {
     o.relative = args.percentage.as_deref() == Some("relative");
     o.hide_unresolved = args.hide_unresolved;
     o.full_source_path = args.full_source_path;
+    o.callgraph_required = args.input.as_os_str() != "-"
+        && args
+            .call_graph
+            .as_deref()
+            .is_some_and(|g| !g.starts_with("none"));
     if let Some(p) = &args.parent {
         // perf: a non-default --parent adds the parent sort key.
         o.parent_regex = p.clone();
@@ -192,7 +197,9 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         output::write_report(&mut out, &data)?;
     }
     out.flush()?;
-    if data.options.parent_no_callchain {
+    if data.options.callgraph_missing {
+        eprintln!("Error:\nSelected -g or --branch-history.\nBut no callchain or branch data.");
+    } else if data.options.parent_no_callchain {
         eprintln!(
             "Error:\nSelected --sort parent, but no callchain data. Did you call 'perf record' without -g?"
         );
