@@ -181,7 +181,9 @@ fn dlopen_matches_perf() {
 
 #[test]
 fn threads_matches_perf() {
-    compare_with_perf("threads", &["0.3"]);
+    // One worker at a time: concurrent workers get uneven CPU time on a
+    // busy VM, for perf and prec alike.
+    compare_with_perf("threads", &["0.3", "seq"]);
 }
 
 #[test]
