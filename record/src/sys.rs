@@ -29,87 +29,11 @@ pub mod perf_type {
     pub const BREAKPOINT: u32 = 5;
 }
 
-/// Bits of [`PerfEventAttr::flags`] (the kernel's bitfield after `read_format`).
-pub mod flags {
-    pub const DISABLED: u64 = 1 << 0;
-    pub const INHERIT: u64 = 1 << 1;
-    pub const PINNED: u64 = 1 << 2;
-    pub const EXCLUSIVE: u64 = 1 << 3;
-    pub const EXCLUDE_USER: u64 = 1 << 4;
-    pub const EXCLUDE_KERNEL: u64 = 1 << 5;
-    pub const EXCLUDE_HV: u64 = 1 << 6;
-    pub const EXCLUDE_IDLE: u64 = 1 << 7;
-    pub const MMAP: u64 = 1 << 8;
-    pub const COMM: u64 = 1 << 9;
-    pub const FREQ: u64 = 1 << 10;
-    pub const INHERIT_STAT: u64 = 1 << 11;
-    pub const ENABLE_ON_EXEC: u64 = 1 << 12;
-    pub const TASK: u64 = 1 << 13;
-    pub const WATERMARK: u64 = 1 << 14;
-    /// `precise_ip` is the 2-bit field at bits 15..=16; see
-    /// [`super::PerfEventAttr::set_precise_ip`].
-    pub const PRECISE_IP_SHIFT: u32 = 15;
-    pub const PRECISE_IP_MASK: u64 = 3 << PRECISE_IP_SHIFT;
-    pub const MMAP_DATA: u64 = 1 << 17;
-    pub const SAMPLE_ID_ALL: u64 = 1 << 18;
-    pub const EXCLUDE_HOST: u64 = 1 << 19;
-    pub const EXCLUDE_GUEST: u64 = 1 << 20;
-    pub const EXCLUDE_CALLCHAIN_KERNEL: u64 = 1 << 21;
-    pub const EXCLUDE_CALLCHAIN_USER: u64 = 1 << 22;
-    pub const MMAP2: u64 = 1 << 23;
-    pub const COMM_EXEC: u64 = 1 << 24;
-    pub const USE_CLOCKID: u64 = 1 << 25;
-    pub const CONTEXT_SWITCH: u64 = 1 << 26;
-    pub const WRITE_BACKWARD: u64 = 1 << 27;
-    pub const NAMESPACES: u64 = 1 << 28;
-    pub const KSYMBOL: u64 = 1 << 29;
-    pub const BPF_EVENT: u64 = 1 << 30;
-    pub const AUX_OUTPUT: u64 = 1 << 31;
-    pub const CGROUP: u64 = 1 << 32;
-    pub const TEXT_POKE: u64 = 1 << 33;
-    pub const BUILD_ID: u64 = 1 << 34;
-    pub const INHERIT_THREAD: u64 = 1 << 35;
-    pub const REMOVE_ON_EXEC: u64 = 1 << 36;
-    pub const SIGTRAP: u64 = 1 << 37;
-}
-
-/// `PERF_SAMPLE_*` bits for [`PerfEventAttr::sample_type`].
-pub mod sample {
-    pub const IP: u64 = 1 << 0;
-    pub const TID: u64 = 1 << 1;
-    pub const TIME: u64 = 1 << 2;
-    pub const ADDR: u64 = 1 << 3;
-    pub const READ: u64 = 1 << 4;
-    pub const CALLCHAIN: u64 = 1 << 5;
-    pub const ID: u64 = 1 << 6;
-    pub const CPU: u64 = 1 << 7;
-    pub const PERIOD: u64 = 1 << 8;
-    pub const STREAM_ID: u64 = 1 << 9;
-    pub const RAW: u64 = 1 << 10;
-    pub const BRANCH_STACK: u64 = 1 << 11;
-    pub const REGS_USER: u64 = 1 << 12;
-    pub const STACK_USER: u64 = 1 << 13;
-    pub const WEIGHT: u64 = 1 << 14;
-    pub const DATA_SRC: u64 = 1 << 15;
-    pub const IDENTIFIER: u64 = 1 << 16;
-    pub const TRANSACTION: u64 = 1 << 17;
-    pub const REGS_INTR: u64 = 1 << 18;
-    pub const PHYS_ADDR: u64 = 1 << 19;
-    pub const AUX: u64 = 1 << 20;
-    pub const CGROUP: u64 = 1 << 21;
-    pub const DATA_PAGE_SIZE: u64 = 1 << 22;
-    pub const CODE_PAGE_SIZE: u64 = 1 << 23;
-    pub const WEIGHT_STRUCT: u64 = 1 << 24;
-}
-
-/// `PERF_FORMAT_*` bits for [`PerfEventAttr::read_format`].
-pub mod read_format {
-    pub const TOTAL_TIME_ENABLED: u64 = 1 << 0;
-    pub const TOTAL_TIME_RUNNING: u64 = 1 << 1;
-    pub const ID: u64 = 1 << 2;
-    pub const GROUP: u64 = 1 << 3;
-    pub const LOST: u64 = 1 << 4;
-}
+/// The attr's flag bits (little-endian numbering), `PERF_SAMPLE_*` bits and
+/// `PERF_FORMAT_*` bits: one definition, shared with the file format.
+pub use prec_format::attr::flags;
+pub use prec_format::constants::read_format;
+pub use prec_format::constants::sample_type as sample;
 
 /// `PERF_ATTR_SIZE_VER7`: the size of [`PerfEventAttr`].
 pub const PERF_ATTR_SIZE_VER7: u32 = 128;

@@ -239,8 +239,8 @@ pub struct CacheLevel {
 
 /// CACHE: `/sys/devices/system/cpu/cpuN/cache/indexM` for all CPUs,
 /// deduplicated, ordered by level (stable: CPU order, then index, within a
-/// level) — the order perf 6.1 prints here (L1 Data [0], L1 Instruction [0],
-/// L1 Data [1], ..., L2 ..., L3).
+/// level) — the order perf 6.1 prints here (`L1 Data [0]`,
+/// `L1 Instruction [0]`, `L1 Data [1]`, ..., L2 ..., L3).
 pub fn caches() -> io::Result<Vec<CacheLevel>> {
     let nr = nr_cpus()?.available;
     let mut out: Vec<CacheLevel> = Vec::new();

@@ -1,7 +1,7 @@
 //! Sample aggregation: perf 6.1's `hists` for `perf report`.
 //!
 //! [`build`] walks a file's records in delivery order, keeps the
-//! [`Machine`](crate::tasks::Machine) timeline up to date, resolves every
+//! [`Machine`] timeline up to date, resolves every
 //! sample to thread, map and symbol, and adds its period to the hist entry of
 //! its sort key values, one table per event. Entries are keyed by small
 //! integers (interned comm, DSO name, symbol ids), so the hot path does not
@@ -142,7 +142,7 @@ pub struct Options {
     pub show_total_period: bool,
     /// perf's hpp sort list when `-F` was given (perf's "strict" field
     /// order): `--sort` keys, then the output fields not among them.
-    /// `None`: [Children,] Overhead, then the sort keys.
+    /// `None`: `[Children,] Overhead`, then the sort keys.
     pub sort_list: Option<Vec<Field>>,
     /// `-t`/`--field-separator`: columns joined by it, without padding.
     pub field_sep: Option<String>,

@@ -21,7 +21,7 @@
 //! * The DSO is perf's `dso->name`: the recorded path for files, the short
 //!   name for the kernel and modules.
 //!
-//! [`walk`] gives the resolved samples to a callback; the folded-stack
+//! [`Session::walk`] gives the resolved samples to a callback; the folded-stack
 //! generator ([`crate::folded`]) uses it too.
 
 use std::collections::{HashMap, HashSet};
