@@ -234,6 +234,38 @@ impl Default for Options {
     }
 }
 
+/// Each attr's name from the EVENT_DESC feature (matched by its first id,
+/// as perf does), `None` where the file does not say.
+pub fn event_desc_names(file: &PerfFile<'_>) -> Vec<Option<String>> {
+    let attrs = file.attrs();
+    let mut names: Vec<Option<String>> = vec![None; attrs.len()];
+    let Some(f) = file.feature(FeatureId::EVENT_DESC) else {
+        return names;
+    };
+    let Ok(Feature::EventDesc(d)) = features::decode(f.id, f.data, f.offset, file.endian()) else {
+        return names;
+    };
+    for ev in d.events {
+        let idx = if attrs.len() == 1 {
+            Some(0)
+        } else {
+            ev.ids.first().and_then(|&id| {
+                if id == 0 {
+                    Some(0)
+                } else {
+                    file.attr_of_id(id)
+                }
+            })
+        };
+        if let Some(i) = idx {
+            if names[i].is_none() && !ev.name.is_empty() {
+                names[i] = Some(ev.name);
+            }
+        }
+    }
+    names
+}
+
 /// Parses a `--sort` list.
 pub fn parse_sort(s: &str) -> Result<Vec<SortKey>, String> {
     let mut v = Vec::new();
@@ -849,35 +881,12 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
         options.sort = BRANCH_SORT.to_vec();
     }
     // Event names: EVENT_DESC by first id, else from the attr.
-    let mut names: Vec<Option<String>> = vec![None; attrs.len()];
+    let names = event_desc_names(file);
     let mut group_descs = Vec::new();
     let mut sockets: Vec<i32> = Vec::new();
     let mut machine = Machine::new();
     for f in file.features() {
         match f.id {
-            FeatureId::EVENT_DESC => {
-                if let Ok(Feature::EventDesc(d)) = features::decode(f.id, f.data, f.offset, endian)
-                {
-                    for ev in d.events {
-                        let idx = if attrs.len() == 1 {
-                            Some(0)
-                        } else {
-                            ev.ids.first().and_then(|&id| {
-                                if id == 0 {
-                                    Some(0)
-                                } else {
-                                    file.attr_of_id(id)
-                                }
-                            })
-                        };
-                        if let Some(i) = idx {
-                            if names[i].is_none() && !ev.name.is_empty() {
-                                names[i] = Some(ev.name);
-                            }
-                        }
-                    }
-                }
-            }
             FeatureId::CPU_TOPOLOGY => {
                 if let Ok(Feature::CpuTopology(t)) =
                     features::decode(f.id, f.data, f.offset, endian)

@@ -389,62 +389,32 @@ fn event_names(
 ) -> Vec<String> {
     let attrs = file.attrs();
     let endian = file.endian();
-    let mut names: Vec<Option<String>> = vec![None; attrs.len()];
-    for f in file.features() {
-        match f.id {
-            FeatureId::EVENT_DESC => {
-                if let Ok(Feature::EventDesc(d)) = features::decode(f.id, f.data, f.offset, endian)
-                {
-                    for ev in d.events {
-                        let idx = if attrs.len() == 1 {
-                            Some(0)
-                        } else {
-                            ev.ids.first().and_then(|&id| {
-                                if id == 0 {
-                                    Some(0)
-                                } else {
-                                    file.attr_of_id(id)
-                                }
-                            })
-                        };
-                        if let Some(i) = idx {
-                            if names[i].is_none() && !ev.name.is_empty() {
-                                names[i] = Some(ev.name);
-                            }
-                        }
-                    }
+    let names = crate::aggregate::event_desc_names(file);
+    if let Some(f) = file.feature(FeatureId::BUILD_ID) {
+        if let Ok(Feature::BuildId(entries)) = features::decode(f.id, f.data, f.offset, endian) {
+            for e in entries {
+                let cpumode = e.misc & misc::CPUMODE_MASK;
+                let kernel = cpumode == misc::KERNEL;
+                let kind = if e.filename.starts_with("[kernel.kallsyms]") {
+                    DsoKind::Kernel
+                } else if kernel {
+                    DsoKind::Module
+                } else if crate::maps::is_vdso(&e.filename) {
+                    DsoKind::Vdso
+                } else {
+                    DsoKind::User
+                };
+                let name = if kind == DsoKind::Kernel {
+                    "[kernel.kallsyms]"
+                } else {
+                    &e.filename
+                };
+                let id = machine.dsos.findnew(name, kind);
+                machine.dsos.set_build_id(id, &e.build_id);
+                if kind == DsoKind::Module {
+                    bid_modules.insert(id);
                 }
             }
-            FeatureId::BUILD_ID => {
-                if let Ok(Feature::BuildId(entries)) =
-                    features::decode(f.id, f.data, f.offset, endian)
-                {
-                    for e in entries {
-                        let cpumode = e.misc & misc::CPUMODE_MASK;
-                        let kernel = cpumode == misc::KERNEL;
-                        let kind = if e.filename.starts_with("[kernel.kallsyms]") {
-                            DsoKind::Kernel
-                        } else if kernel {
-                            DsoKind::Module
-                        } else if crate::maps::is_vdso(&e.filename) {
-                            DsoKind::Vdso
-                        } else {
-                            DsoKind::User
-                        };
-                        let name = if kind == DsoKind::Kernel {
-                            "[kernel.kallsyms]"
-                        } else {
-                            &e.filename
-                        };
-                        let id = machine.dsos.findnew(name, kind);
-                        machine.dsos.set_build_id(id, &e.build_id);
-                        if kind == DsoKind::Module {
-                            bid_modules.insert(id);
-                        }
-                    }
-                }
-            }
-            _ => {}
         }
     }
     attrs
