@@ -344,16 +344,29 @@ fn integer_literals(s: &str) -> String {
 /// Rust legacy mangling: `_ZN` … `17h` + 16 hex digits + `E`, optionally
 /// followed by an LLVM suffix such as `.llvm.123`.
 fn is_rust_legacy(name: &str) -> bool {
-    let base = match name.find('.') {
-        Some(i) => &name[..i],
-        None => name,
-    };
-    let Some(body) = base.strip_prefix("_ZN").and_then(|b| b.strip_suffix('E')) else {
+    // Walk the `<len><ident>` path rather than cutting at the first '.':
+    // legacy identifiers spell `::` inside generics as `..`.
+    let Some(mut rest) = name.strip_prefix("_ZN") else {
         return false;
     };
-    match body.len().checked_sub(19).and_then(|i| body.get(i..)) {
-        Some(tail) => tail.starts_with("17h") && tail[3..].bytes().all(|b| b.is_ascii_hexdigit()),
-        None => false,
+    let mut last = "";
+    loop {
+        if let Some(after) = rest.strip_prefix('E') {
+            // Nothing, or a `.llvm.NNN`-style suffix, may follow.
+            return (after.is_empty() || after.starts_with('.'))
+                && last.len() == 17
+                && last.starts_with('h')
+                && last[1..].bytes().all(|b| b.is_ascii_hexdigit());
+        }
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let Ok(len) = rest[..digits].parse::<usize>() else {
+            return false;
+        };
+        let Some(ident) = rest.get(digits..digits + len) else {
+            return false;
+        };
+        last = ident;
+        rest = &rest[digits + len..];
     }
 }
 
@@ -385,6 +398,15 @@ mod tests {
     fn rust_and_cpp() {
         assert_eq!(
             demangle("_ZN1r4work17h6d3179a7eaba4829E").as_deref(),
+            Some("r::work")
+        );
+        // `..` inside a generic path, and an LLVM suffix.
+        assert_eq!(
+            demangle("_ZN102_$LT$core..str..iter..CharIndices$u20$as$u20$core..iter..traits..double_ended..DoubleEndedIterator$GT$9next_back17h3e2acc4573b5afcaE").as_deref(),
+            Some("<core::str::iter::CharIndices as core::iter::traits::double_ended::DoubleEndedIterator>::next_back")
+        );
+        assert_eq!(
+            demangle("_ZN1r4work17h6d3179a7eaba4829E.llvm.123").as_deref(),
             Some("r::work")
         );
         assert_eq!(

@@ -177,17 +177,12 @@ fn plt_of<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> object::Result<V
     if rel_sec.link(endian) != dynsym.section() {
         return Ok(Vec::new());
     }
-    // (symbol index, addend) per PLT slot, in relocation order.
-    let mut slots: Vec<(u32, i64)> = Vec::new();
+    // The symbol index of each PLT slot, in relocation order.
+    let mut slots: Vec<u32> = Vec::new();
     if let Some((relas, _)) = rel_sec.rela(endian, data)? {
-        for r in relas {
-            let addend: i64 = r.r_addend(endian).into();
-            slots.push((r.r_sym(endian, is_mips64el), addend));
-        }
+        slots.extend(relas.iter().map(|r| r.r_sym(endian, is_mips64el)));
     } else if let Some((rels, _)) = rel_sec.rel(endian, data)? {
-        for r in rels {
-            slots.push((r.r_sym(endian), 0));
-        }
+        slots.extend(rels.iter().map(|r| r.r_sym(endian)));
     }
     let plt = sections.section_by_name(endian, b".plt").map(|(_, s)| s);
     let plt_sec = sections
@@ -216,10 +211,11 @@ fn plt_of<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> object::Result<V
         return Ok(Vec::new());
     }
     let mut out = Vec::with_capacity(slots.len());
-    for (i, (symidx, addend)) in slots.into_iter().enumerate() {
+    for (i, symidx) in slots.into_iter().enumerate() {
         let name = if symidx == 0 {
-            // IRELATIVE slot: no symbol, name it like objdump does.
-            format!("*ABS*+{addend:#x}")
+            // IRELATIVE slot: no symbol. perf 6.1 prints the empty name
+            // (`@plt`); objdump and newer perf say `*ABS*+0x…@plt`.
+            String::new()
         } else {
             match dynsym
                 .symbol(object::SymbolIndex(symidx as usize))
