@@ -12,7 +12,7 @@
 //! order of perf's collapsed tree (each key's `se_cmp`).
 
 use std::cmp::Ordering;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::path::PathBuf;
 
 use prec_format::attr::{attr_type, flags as af};
@@ -637,12 +637,12 @@ impl Resolver {
     pub fn new(symbolizer: Symbolizer) -> Resolver {
         Resolver {
             symbolizer,
-            binaries: HashMap::new(),
-            cache: HashMap::new(),
-            by_start: HashMap::new(),
+            binaries: HashMap::default(),
+            cache: HashMap::default(),
+            by_start: HashMap::default(),
             syms: Vec::new(),
             kernel_ok: None,
-            srclines: HashMap::new(),
+            srclines: HashMap::default(),
             full_source_path: false,
         }
     }
@@ -941,7 +941,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
             attr_index: i,
             name: names[i].clone().unwrap_or_else(|| event_name(&a.attr)),
             entries: Vec::new(),
-            index: HashMap::new(),
+            index: HashMap::default(),
             nr_samples: 0,
             total_period: 0,
         })
@@ -976,12 +976,12 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
     }
     let mut resolver = Resolver {
         symbolizer: Symbolizer::new(sym_opts),
-        binaries: HashMap::new(),
-        cache: HashMap::new(),
-        by_start: HashMap::new(),
+        binaries: HashMap::default(),
+        cache: HashMap::default(),
+        by_start: HashMap::default(),
         syms: Vec::new(),
         kernel_ok: None,
-        srclines: HashMap::new(),
+        srclines: HashMap::default(),
         full_source_path: options.full_source_path,
     };
     // Reading /proc/kallsyms is slow; overlap it with the sample pass.
@@ -1003,7 +1003,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
         || want(SortKey::Srcfile)
         || options.symbols.is_some();
     let need_src = want(SortKey::Srcline) || want(SortKey::Srcfile);
-    let mut dso_names: HashMap<DsoId, u32> = HashMap::new();
+    let mut dso_names: HashMap<DsoId, u32> = HashMap::default();
 
     // Call graphs: perf's report__setup_sample_type and callchain_param.
     let has_callchain = attrs
@@ -1632,7 +1632,7 @@ fn make_groups(
     nr: usize,
 ) -> Option<Vec<Group>> {
     let mut leader_of: Vec<usize> = (0..nr).collect();
-    let mut names: HashMap<usize, Option<String>> = HashMap::new();
+    let mut names: HashMap<usize, Option<String>> = HashMap::default();
     let mut any = false;
     // perf's evsel->forced_leader: the description is the bare list.
     let mut forced = false;

@@ -61,7 +61,7 @@
 //! # }
 //! ```
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use prec_format::attr::Attr;
 use prec_format::constants::{callchain_context as ctx, misc, sample_type as st};

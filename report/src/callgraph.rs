@@ -19,7 +19,7 @@
 //!   descending; DSO identity is approximated by creation order, like
 //!   perf's heap pointers).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::io::{self, Write};
 
 use crate::aggregate::{StrId, SymId};

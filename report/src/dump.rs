@@ -9,7 +9,8 @@
 //! (perf's `machine__findnew_thread`, fork/comm handling and maps with
 //! overlap fixup).
 
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::io::{self, Write};
 

@@ -12,7 +12,8 @@
 //!   offset `ip - start + pgoff` for file mappings, the address itself for
 //!   anonymous memory, heap and stack (perf's `identity__map_ip`).
 
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeMap;
 
 /// Handle of an interned DSO.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

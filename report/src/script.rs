@@ -24,7 +24,7 @@
 //! [`Session::walk`] gives the resolved samples to a callback; the folded-stack
 //! generator ([`crate::folded`]) uses it too.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::rc::Rc;
@@ -233,8 +233,8 @@ fn parse_field(name: &str) -> Result<OutField, String> {
 /// Parses perf script's `-F` argument into per-type fields.
 fn parse_fields_arg(s: &str) -> Result<FieldConfig, String> {
     let mut cfg = FieldConfig {
-        fields: HashMap::new(),
-        user_set: HashMap::new(),
+        fields: HashMap::default(),
+        user_set: HashMap::default(),
     };
     // "type:list" applies to one type, else all.
     let (types, list): (Vec<OutType>, &str) = match s.split_once(':') {
@@ -437,14 +437,14 @@ impl<'f> Session<'f> {
     /// Prepares a walk over `file`; fails like perf on a bad `-F`.
     pub fn new(file: &'f PerfFile<'f>, opts: ScriptOptions) -> Result<Self, ScriptError> {
         let mut machine = Machine::new();
-        let mut bid_modules = HashSet::new();
+        let mut bid_modules = HashSet::default();
         let names = event_names(file, &mut machine, &mut bid_modules);
         let name_width = names.iter().map(|n| n.len()).max().unwrap_or(0);
         let mut cfg = match &opts.fields {
             Some(s) => parse_fields_arg(s).map_err(ScriptError)?,
             None => FieldConfig {
-                fields: HashMap::new(),
-                user_set: HashMap::new(),
+                fields: HashMap::default(),
+                user_set: HashMap::default(),
             },
         };
         // perf checks the first event of each type against its sample_type.
@@ -547,8 +547,8 @@ impl<'f> Session<'f> {
             strings: Strings::default(),
             cc: Callchains::new(),
             chain_buf: Vec::new(),
-            rc_names: HashMap::new(),
-            dso_names: HashMap::new(),
+            rc_names: HashMap::default(),
+            dso_names: HashMap::default(),
             bid_modules,
             unwinder,
             names,

@@ -22,7 +22,7 @@
 //! Strings (comms) are interned into [`CommId`]s so that samples carry
 //! integers only.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use prec_format::constants::misc;
 
@@ -126,7 +126,7 @@ impl Machine {
     pub fn new() -> Self {
         let mut m = Machine {
             threads: Vec::new(),
-            by_tid: HashMap::new(),
+            by_tid: HashMap::default(),
             maps: Vec::new(),
             kernel: Maps::new(),
             dsos: Dsos::default(),

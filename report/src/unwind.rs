@@ -117,7 +117,8 @@
 //! * JIT code (`/tmp/perf-PID.map`) has no unwind info: unwinding stops there.
 //! * Inline frames are a symbolization matter (`Symbolizer::inline_frames`).
 
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::{Deref, Range};
 use std::sync::Arc;
@@ -430,8 +431,8 @@ impl DwarfUnwinder {
     pub fn new() -> Self {
         DwarfUnwinder {
             cache: CacheX86_64::new(),
-            processes: HashMap::new(),
-            binaries: HashMap::new(),
+            processes: HashMap::default(),
+            binaries: HashMap::default(),
             stats: UnwindStats::default(),
             max_frames: DEFAULT_MAX_FRAMES,
         }

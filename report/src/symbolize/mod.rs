@@ -62,7 +62,7 @@ pub use demangle::demangle;
 
 use elf::{ElfInfo, Table};
 use std::borrow::Cow;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::fmt;
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
@@ -345,10 +345,10 @@ impl Symbolizer {
         Symbolizer {
             options,
             binaries: Vec::new(),
-            by_key: HashMap::new(),
+            by_key: HashMap::default(),
             kallsyms: Loaded::Pending,
             kallsyms_prefetch: None,
-            jit: HashMap::new(),
+            jit: HashMap::default(),
             diagnostics: Vec::new(),
         }
     }
