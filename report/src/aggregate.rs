@@ -11,8 +11,8 @@
 //! then by each sort key's `se_sort` in order; entries still equal keep the
 //! order of perf's collapsed tree (each key's `se_cmp`).
 
-use std::cmp::Ordering;
 use rustc_hash::FxHashMap as HashMap;
+use std::cmp::Ordering;
 use std::path::PathBuf;
 
 use prec_format::attr::{attr_type, flags as af};

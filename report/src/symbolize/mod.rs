@@ -56,13 +56,14 @@
 
 mod demangle;
 mod elf;
+mod kallsyms;
 mod symtab;
 
 pub use demangle::demangle;
 
 use elf::{ElfInfo, Table};
-use std::borrow::Cow;
 use rustc_hash::FxHashMap as HashMap;
+use std::borrow::Cow;
 use std::fmt;
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
@@ -237,9 +238,14 @@ pub struct Symbolizer {
     options: SymbolizerOptions,
     binaries: Vec<Binary>,
     by_key: HashMap<(String, Vec<u8>), Option<BinaryId>>,
+    /// The whole kallsyms table (core kernel, modules, BPF).
     kallsyms: Loaded<SymbolTable>,
-    /// kallsyms being read in the background ([`Symbolizer::prefetch_kallsyms`]).
-    kallsyms_prefetch: Option<std::thread::JoinHandle<std::io::Result<Vec<u8>>>>,
+    /// kallsyms being read and parsed in the background
+    /// ([`Symbolizer::prefetch_kallsyms`]).
+    kallsyms_prefetch: Option<std::thread::JoinHandle<KallsymsRead>>,
+    /// The core kernel's symbols from the per-boot cache (outer `None`: not
+    /// looked for yet).
+    core_kallsyms: Option<Option<kallsyms::CoreSymbols>>,
     jit: HashMap<u32, Option<SymbolTable>>,
     diagnostics: Vec<Diagnostic>,
 }
@@ -348,6 +354,7 @@ impl Symbolizer {
             by_key: HashMap::default(),
             kallsyms: Loaded::Pending,
             kallsyms_prefetch: None,
+            core_kallsyms: None,
             jit: HashMap::default(),
             diagnostics: Vec::new(),
         }
@@ -718,18 +725,28 @@ impl Symbolizer {
     }
 
     /// Starts reading kallsyms on another thread, so that the kernel's slow
-    /// formatting of `/proc/kallsyms` (about 0.1 s for 120k symbols) overlaps
-    /// with the caller's work; the first [`Symbolizer::kernel_symbol`] waits
-    /// for it. Call it when kernel samples are likely.
+    /// formatting of `/proc/kallsyms` (about 0.1 s for 120k symbols) and the
+    /// parsing overlap with the caller's work; the first
+    /// [`Symbolizer::kernel_symbol`] that needs it waits for it. Call it when
+    /// kernel samples are likely. Nothing is read when this boot's core
+    /// kernel symbols are cached (see `kallsyms.rs`).
     pub fn prefetch_kallsyms(&mut self) {
         if !matches!(self.kallsyms, Loaded::Pending) || self.kallsyms_prefetch.is_some() {
             return;
         }
+        if self.core_kallsyms().is_some() {
+            return;
+        }
         let path = self.kallsyms_path();
+        let cache = self.uses_proc_kallsyms();
         self.kallsyms_prefetch = std::thread::Builder::new()
             .name("kallsyms".into())
-            .spawn(move || std::fs::read(path))
+            .spawn(move || read_kallsyms(&path, cache))
             .ok();
+    }
+
+    fn uses_proc_kallsyms(&self) -> bool {
+        self.options.kallsyms.is_none()
     }
 
     fn kallsyms_path(&self) -> PathBuf {
@@ -739,16 +756,37 @@ impl Symbolizer {
             .unwrap_or_else(|| PathBuf::from("/proc/kallsyms"))
     }
 
+    /// This boot's cached core kernel symbols, when reading `/proc/kallsyms`.
+    fn core_kallsyms(&mut self) -> Option<&kallsyms::CoreSymbols> {
+        if self.core_kallsyms.is_none() {
+            let core = if self.uses_proc_kallsyms() {
+                kallsyms::cache_path().and_then(|p| kallsyms::read_cache(&p))
+            } else {
+                None
+            };
+            self.core_kallsyms = Some(core);
+        }
+        self.core_kallsyms.as_ref().and_then(Option::as_ref)
+    }
+
     fn load_kallsyms(&mut self) {
         let path = self.kallsyms_path();
         let shown = path.display().to_string();
         let read = match self.kallsyms_prefetch.take().map(|h| h.join()) {
             Some(Ok(result)) => result,
             // The reader thread panicked or was never started: read here.
-            Some(Err(_)) | None => std::fs::read(&path),
+            Some(Err(_)) | None => read_kallsyms(&path, self.uses_proc_kallsyms()),
         };
-        let text = match read {
-            Ok(t) => t,
+        match read {
+            Ok(Some(t)) => self.kallsyms = Loaded::Ok(t),
+            Ok(None) => {
+                self.kallsyms = Loaded::Failed;
+                let msg = "kernel addresses are hidden (all zero). Fix: run as root or set \
+                           `sysctl kernel.kptr_restrict=0` when recording/reporting, or pass \
+                           --kallsyms with a readable copy"
+                    .to_string();
+                self.diag(DiagnosticKind::KallsymsRestricted, &shown, msg);
+            }
             Err(e) => {
                 self.kallsyms = Loaded::Failed;
                 let msg = format!(
@@ -756,18 +794,6 @@ impl Symbolizer {
                      recording machine's /proc/kallsyms)"
                 );
                 self.diag(DiagnosticKind::KallsymsMissing, &shown, msg);
-                return;
-            }
-        };
-        match parse_kallsyms(&String::from_utf8_lossy(&text)) {
-            Some(t) => self.kallsyms = Loaded::Ok(t),
-            None => {
-                self.kallsyms = Loaded::Failed;
-                let msg = "kernel addresses are hidden (all zero). Fix: run as root or set \
-                           `sysctl kernel.kptr_restrict=0` when recording/reporting, or pass \
-                           --kallsyms with a readable copy"
-                    .to_string();
-                self.diag(DiagnosticKind::KallsymsRestricted, &shown, msg);
             }
         }
     }
@@ -777,6 +803,12 @@ impl Symbolizer {
     /// demangled, like perf. `None` when kallsyms is unreadable or
     /// restricted (a diagnostic is recorded).
     pub fn kernel_symbol(&mut self, addr: u64) -> Option<SymbolInfo> {
+        if matches!(self.kallsyms, Loaded::Pending) && self.kallsyms_prefetch.is_none() {
+            if let Some(core) = self.core_kallsyms().filter(|c| c.covers(addr)) {
+                let sym = core.table.find(addr)?;
+                return Some(Self::info_of(Cow::Borrowed(&sym.name), sym));
+            }
+        }
         if matches!(self.kallsyms, Loaded::Pending) {
             self.load_kallsyms();
         }
@@ -991,44 +1023,24 @@ fn load_dwarf(data: &[u8]) -> Result<addr2line::Context<DwarfReader>, String> {
     addr2line::Context::from_dwarf(dwarf).map_err(|e| e.to_string())
 }
 
-/// Parses kallsyms text. Returns `None` when every address is zero
-/// (`kptr_restrict`). Keeps text symbols (`T`/`t`/`W`/`w`) like perf.
-fn parse_kallsyms(text: &str) -> Option<SymbolTable> {
-    let mut syms = Vec::new();
-    let mut any_nonzero = false;
-    for line in text.lines() {
-        let mut it = line.split_whitespace();
-        let (Some(addr), Some(ty), Some(name)) = (it.next(), it.next(), it.next()) else {
-            continue;
-        };
-        let Ok(addr) = u64::from_str_radix(addr, 16) else {
-            continue;
-        };
-        any_nonzero |= addr != 0;
-        let Some(ty) = ty.chars().next() else {
-            continue;
-        };
-        if !matches!(ty.to_ascii_uppercase(), 'T' | 'W') {
-            continue;
+/// What reading kallsyms gives: the table, `None` when the addresses are
+/// hidden, or the read error.
+type KallsymsRead = std::io::Result<Option<SymbolTable>>;
+
+/// Reads and parses kallsyms at `path`; with `cache`, also stores the core
+/// kernel's part for the rest of this boot.
+fn read_kallsyms(path: &Path, cache: bool) -> KallsymsRead {
+    let table = kallsyms::parse(&std::fs::read(path)?);
+    if let (true, Some(full)) = (cache, &table) {
+        if let (Some(core), Some(p)) = (
+            kallsyms::CoreSymbols::from_full(full),
+            kallsyms::cache_path(),
+        ) {
+            // A cache that cannot be written only costs the next report the read.
+            let _ = kallsyms::write_cache(&p, &core);
         }
-        let binding = if ty == 'W' {
-            Binding::Weak
-        } else if ty.is_ascii_uppercase() {
-            Binding::Global
-        } else {
-            Binding::Local
-        };
-        let mut sym = Sym::new(addr, 0, binding, name);
-        if let Some(m) = it.next() {
-            let m = m.trim_start_matches('[').trim_end_matches(']');
-            sym.module = Some(m.into());
-        }
-        syms.push(sym);
     }
-    if !any_nonzero {
-        return None;
-    }
-    Some(SymbolTable::build(syms, true, false))
+    Ok(table)
 }
 
 /// Parses a `/tmp/perf-PID.map` file.

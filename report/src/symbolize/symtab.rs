@@ -162,6 +162,16 @@ impl SymbolTable {
         Some(sym)
     }
 
+    /// A table of symbols already sorted and fixed up (a cache's content).
+    pub fn from_sorted(syms: Vec<Sym>) -> Self {
+        SymbolTable { syms }
+    }
+
+    /// The symbols, sorted by start address.
+    pub fn syms(&self) -> &[Sym] {
+        &self.syms
+    }
+
     pub fn len(&self) -> usize {
         self.syms.len()
     }
