@@ -15,6 +15,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use super::symtab::{Binding, Sym, SymbolTable};
+use super::FileBytes;
 
 /// Parses kallsyms text (text symbols only: `T`/`t`/`W`/`w`). Returns
 /// `None` when every address is zero (`kernel.kptr_restrict` hides them).
@@ -52,46 +53,159 @@ pub(crate) fn parse(text: &[u8]) -> Option<SymbolTable> {
     any_nonzero.then(|| SymbolTable::build(syms, true, false))
 }
 
-/// The core kernel's symbols, valid for addresses in `[start, end)`.
+/// The core kernel's part of a full table, encoded for the cache: every
+/// symbol before the first module symbol except the last, whose end depends
+/// on what follows it. `None` when module symbols are interleaved with the
+/// core's (then only the full table is right).
+pub(crate) fn encode_core(full: &SymbolTable) -> Option<Vec<u8>> {
+    let syms = full.syms();
+    let core_len = syms
+        .iter()
+        .position(|s| s.module.is_some())
+        .unwrap_or(syms.len());
+    if syms[core_len..].iter().any(|s| s.module.is_none()) || core_len < 2 {
+        return None;
+    }
+    let kept = &syms[..core_len - 1];
+    let names_len: usize = kept.iter().map(|s| s.name.len().min(NAME_MAX)).sum();
+    let mut out = Vec::with_capacity(HEADER + ENTRY * kept.len() + names_len);
+    out.extend_from_slice(MAGIC);
+    for v in [
+        kept[0].start,
+        syms[core_len - 1].start,
+        kept.len() as u64,
+        names_len as u64,
+    ] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    let mut name_off = 0u32;
+    for s in kept {
+        let len = s.name.len().min(NAME_MAX);
+        out.extend_from_slice(&s.start.to_le_bytes());
+        out.extend_from_slice(&s.end.to_le_bytes());
+        out.extend_from_slice(&name_off.to_le_bytes());
+        out.extend_from_slice(&(len as u16).to_le_bytes());
+        out.push(match s.binding {
+            Binding::Local => 0,
+            Binding::Global => 1,
+            Binding::Weak => 2,
+        });
+        out.push(0);
+        name_off = name_off.checked_add(len as u32)?;
+    }
+    for s in kept {
+        out.extend_from_slice(&s.name.as_bytes()[..s.name.len().min(NAME_MAX)]);
+    }
+    Some(out)
+}
+
+/// kallsyms names are at most KSYM_NAME_LEN (512) bytes; the cache stores
+/// lengths in 16 bits.
+const NAME_MAX: usize = u16::MAX as usize;
+const MAGIC: &[u8; 8] = b"PRECKS02";
+/// Magic, core start, core end, symbol count, names length.
+const HEADER: usize = 8 + 4 * 8;
+/// start, end, name offset (u32), name length (u16), binding, padding.
+const ENTRY: usize = 8 + 8 + 4 + 2 + 1 + 1;
+
+/// The cached core kernel symbols, searched in place (no per-symbol
+/// allocation: the file is memory-mapped when the loader maps).
 pub(crate) struct CoreSymbols {
-    pub table: SymbolTable,
+    data: FileBytes,
     start: u64,
     end: u64,
+    count: usize,
+    names_len: usize,
+}
+
+/// One cached symbol: start, exclusive end, name.
+pub(crate) struct CoreSym<'a> {
+    pub start: u64,
+    pub end: u64,
+    pub name: &'a str,
 }
 
 impl CoreSymbols {
+    /// Checks the header and that entries are sorted and in bounds; `None`
+    /// for a missing or damaged cache (it is then rebuilt).
+    pub fn new(data: FileBytes) -> Option<CoreSymbols> {
+        let header = data.get(..HEADER)?;
+        if !header.starts_with(MAGIC) {
+            return None;
+        }
+        let field = |i: usize| {
+            let at = 8 + 8 * i;
+            Some(u64::from_le_bytes(header.get(at..at + 8)?.try_into().ok()?))
+        };
+        let (start, end) = (field(0)?, field(1)?);
+        let count = usize::try_from(field(2)?).ok()?;
+        let names_len = usize::try_from(field(3)?).ok()?;
+        let size = count
+            .checked_mul(ENTRY)?
+            .checked_add(HEADER)?
+            .checked_add(names_len)?;
+        if data.len() != size || start > end {
+            return None;
+        }
+        let core = CoreSymbols {
+            data,
+            start,
+            end,
+            count,
+            names_len,
+        };
+        let mut prev = 0;
+        for i in 0..count {
+            let (s, e, off, len) = core.entry(i);
+            if s < prev || e < s || off.checked_add(len)? > names_len {
+                return None;
+            }
+            prev = s;
+        }
+        Some(core)
+    }
+
+    /// Whether `addr` is in the range the cache answers for.
     pub fn covers(&self, addr: u64) -> bool {
         addr >= self.start && addr < self.end
     }
 
-    /// The core part of a full table: every symbol before the first module
-    /// symbol, except the last, whose end depends on what follows it. `None`
-    /// when module symbols are interleaved with the core's (then only the
-    /// full table is right).
-    pub fn from_full(full: &SymbolTable) -> Option<CoreSymbols> {
-        let syms = full.syms();
-        let core_len = syms
-            .iter()
-            .position(|s| s.module.is_some())
-            .unwrap_or(syms.len());
-        if syms[core_len..].iter().any(|s| s.module.is_none()) || core_len < 2 {
+    /// (start, end, name offset, name length) of entry `i` (< count).
+    fn entry(&self, i: usize) -> (u64, u64, usize, usize) {
+        let at = HEADER + i * ENTRY;
+        let b = &self.data[at..at + ENTRY];
+        let u64_at = |o: usize| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&b[o..o + 8]);
+            u64::from_le_bytes(w)
+        };
+        let off = u32::from_le_bytes([b[16], b[17], b[18], b[19]]) as usize;
+        let len = u16::from_le_bytes([b[20], b[21]]) as usize;
+        (u64_at(0), u64_at(8), off, len)
+    }
+
+    /// The symbol whose `[start, end)` contains `addr`.
+    pub fn find(&self, addr: u64) -> Option<CoreSym<'_>> {
+        // The first entry starting after `addr`; the one before may hold it.
+        let (mut lo, mut hi) = (0, self.count);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.entry(mid).0 <= addr {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let (start, end, off, len) = self.entry(lo.checked_sub(1)?);
+        if addr >= end {
             return None;
         }
-        let kept = &syms[..core_len - 1];
-        let table = SymbolTable::from_sorted(
-            kept.iter()
-                .map(|s| Sym::new(s.start, s.end.saturating_sub(s.start), s.binding, &s.name))
-                .collect(),
-        );
-        Some(CoreSymbols {
-            table,
-            start: kept[0].start,
-            end: syms[core_len - 1].start,
-        })
+        let names = HEADER + self.count * ENTRY;
+        debug_assert!(off + len <= self.names_len);
+        let name = std::str::from_utf8(self.data.get(names + off..names + off + len)?).ok()?;
+        Some(CoreSym { start, end, name })
     }
 }
-
-const MAGIC: &[u8; 8] = b"PRECKS01";
 
 /// `$XDG_CACHE_HOME/prec/kallsyms-UID-BOOTID` (or under `~/.cache`), or
 /// `None` when the boot id or a home directory is unknown.
@@ -112,72 +226,8 @@ pub(crate) fn cache_path() -> Option<PathBuf> {
     Some(base.join("prec").join(format!("kallsyms-{uid}-{boot_id}")))
 }
 
-/// Reads a cache written by [`write_cache`]; `None` when it is missing or
-/// not well-formed (it is then rebuilt).
-pub(crate) fn read_cache(path: &Path) -> Option<CoreSymbols> {
-    let data = fs::read(path).ok()?;
-    let mut r = data.strip_prefix(MAGIC)?;
-    let u64_at = |r: &mut &[u8]| -> Option<u64> {
-        let (head, tail) = r.split_first_chunk::<8>()?;
-        *r = tail;
-        Some(u64::from_le_bytes(*head))
-    };
-    let start = u64_at(&mut r)?;
-    let end = u64_at(&mut r)?;
-    let count = u64_at(&mut r)?;
-    let mut syms = Vec::with_capacity(usize::try_from(count).ok()?.min(1 << 20));
-    let mut prev_start = 0;
-    for _ in 0..count {
-        let sym_start = u64_at(&mut r)?;
-        let sym_end = u64_at(&mut r)?;
-        let (&[binding, len_lo, len_hi], tail) = r.split_first_chunk::<3>()?;
-        let len = usize::from(u16::from_le_bytes([len_lo, len_hi]));
-        let name = std::str::from_utf8(tail.get(..len)?).ok()?;
-        r = &tail[len..];
-        let binding = match binding {
-            0 => Binding::Local,
-            1 => Binding::Global,
-            2 => Binding::Weak,
-            _ => return None,
-        };
-        if sym_start < prev_start || sym_end < sym_start {
-            return None;
-        }
-        prev_start = sym_start;
-        let mut sym = Sym::new(sym_start, 0, binding, name);
-        sym.end = sym_end;
-        syms.push(sym);
-    }
-    if !r.is_empty() || start > end {
-        return None;
-    }
-    Some(CoreSymbols {
-        table: SymbolTable::from_sorted(syms),
-        start,
-        end,
-    })
-}
-
-/// Writes `core` to `path` atomically, readable by its owner only.
-pub(crate) fn write_cache(path: &Path, core: &CoreSymbols) -> io::Result<()> {
-    let mut out = Vec::with_capacity(64 * core.table.len());
-    out.extend_from_slice(MAGIC);
-    for v in [core.start, core.end, core.table.len() as u64] {
-        out.extend_from_slice(&v.to_le_bytes());
-    }
-    for s in core.table.syms() {
-        out.extend_from_slice(&s.start.to_le_bytes());
-        out.extend_from_slice(&s.end.to_le_bytes());
-        out.push(match s.binding {
-            Binding::Local => 0,
-            Binding::Global => 1,
-            Binding::Weak => 2,
-        });
-        // kallsyms names are at most KSYM_NAME_LEN (512) bytes.
-        let name = &s.name.as_bytes()[..s.name.len().min(usize::from(u16::MAX))];
-        out.extend_from_slice(&(name.len() as u16).to_le_bytes());
-        out.extend_from_slice(name);
-    }
+/// Writes `bytes` to `path` atomically, readable by its owner only.
+pub(crate) fn write_cache(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let dir = path.parent().ok_or(io::ErrorKind::NotFound)?;
     fs::create_dir_all(dir)?;
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
@@ -188,7 +238,7 @@ pub(crate) fn write_cache(path: &Path, core: &CoreSymbols) -> io::Result<()> {
             .create_new(true)
             .mode(0o600)
             .open(&tmp)?;
-        f.write_all(&out)?;
+        f.write_all(bytes)?;
     }
     fs::rename(&tmp, path)
 }
@@ -206,32 +256,46 @@ mod tests {
         ffffffffc0000000 t mod_fn\t[ext4]\n\
         ffffffffc0000100 t bpf_prog_1\t[bpf]\n";
 
+    fn core_of(full: &SymbolTable) -> CoreSymbols {
+        CoreSymbols::new(FileBytes::new(encode_core(full).expect("core part"))).expect("valid")
+    }
+
+    fn same(core: &CoreSymbols, full: &SymbolTable, addr: u64) {
+        let got = core
+            .find(addr)
+            .map(|c| (c.start, c.end, c.name.to_string()));
+        let want = full
+            .find(addr)
+            .map(|s| (s.start, s.end, s.name.to_string()));
+        assert_eq!(got, want, "{addr:#x}");
+    }
+
     #[test]
     fn core_cache_answers_like_the_full_table() {
         let full = parse(TEXT).expect("nonzero");
-        let core = CoreSymbols::from_full(&full).expect("core");
+        let core = core_of(&full);
         // The last core symbol (_etext) is left to the full table.
         assert!(core.covers(0xffffffff81000000));
         assert!(!core.covers(0xffffffff81000100));
         assert!(!core.covers(0xffffffffc0000000));
+        for addr in (0xffffffff81000000u64..0xffffffff81000100).step_by(8) {
+            same(&core, &full, addr);
+        }
         let dir = std::env::temp_dir().join(format!("prec-kallsyms-{}", std::process::id()));
         let path = dir.join("cache");
-        write_cache(&path, &core).expect("write");
-        let cached = read_cache(&path).expect("read back");
-        for addr in (0xffffffff81000000u64..0xffffffff81000100).step_by(8) {
-            let want = full.find(addr).map(|s| (s.start, s.end, s.name.clone()));
-            let got = cached
-                .table
-                .find(addr)
-                .map(|s| (s.start, s.end, s.name.clone()));
-            assert_eq!(got, want, "{addr:#x}");
-        }
+        let bytes = encode_core(&full).expect("core");
+        write_cache(&path, &bytes).expect("write");
+        assert_eq!(fs::read(&path).expect("read"), bytes);
         // A damaged cache is ignored, not trusted.
-        let bytes = fs::read(&path).expect("read");
-        for cut in [0, 8, 20, bytes.len() - 1] {
-            fs::write(&path, &bytes[..cut]).expect("write");
-            assert!(read_cache(&path).is_none(), "cut at {cut}");
+        for cut in [0, 8, 20, HEADER, bytes.len() - 1] {
+            assert!(
+                CoreSymbols::new(FileBytes::new(bytes[..cut].to_vec())).is_none(),
+                "cut at {cut}"
+            );
         }
+        let mut unsorted = bytes.clone();
+        unsorted[HEADER..HEADER + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(CoreSymbols::new(FileBytes::new(unsorted)).is_none());
         let _ = fs::remove_dir_all(dir);
     }
 
@@ -250,13 +314,10 @@ mod tests {
         let Some(full) = parse(&text) else {
             return; // restricted for this user
         };
-        let core = CoreSymbols::from_full(&full).expect("core part");
+        let core = core_of(&full);
         for s in full.syms().iter().filter(|s| core.covers(s.start)) {
-            for addr in [s.start, s.end - 1] {
-                let got = core.table.find(addr).map(|c| (c.start, c.end, &c.name));
-                let want = full.find(addr).map(|c| (c.start, c.end, &c.name));
-                assert_eq!(got, want, "{addr:#x}");
-            }
+            same(&core, &full, s.start);
+            same(&core, &full, s.end - 1);
         }
     }
 }

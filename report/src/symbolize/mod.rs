@@ -760,7 +760,9 @@ impl Symbolizer {
     fn core_kallsyms(&mut self) -> Option<&kallsyms::CoreSymbols> {
         if self.core_kallsyms.is_none() {
             let core = if self.uses_proc_kallsyms() {
-                kallsyms::cache_path().and_then(|p| kallsyms::read_cache(&p))
+                kallsyms::cache_path()
+                    .and_then(|p| self.load_file(&p).ok())
+                    .and_then(kallsyms::CoreSymbols::new)
             } else {
                 None
             };
@@ -805,8 +807,13 @@ impl Symbolizer {
     pub fn kernel_symbol(&mut self, addr: u64) -> Option<SymbolInfo> {
         if matches!(self.kallsyms, Loaded::Pending) && self.kallsyms_prefetch.is_none() {
             if let Some(core) = self.core_kallsyms().filter(|c| c.covers(addr)) {
-                let sym = core.table.find(addr)?;
-                return Some(Self::info_of(Cow::Borrowed(&sym.name), sym));
+                let sym = core.find(addr)?;
+                return Some(SymbolInfo {
+                    name: sym.name.to_string(),
+                    start: sym.start,
+                    size: sym.end - sym.start,
+                    module: None,
+                });
             }
         }
         if matches!(self.kallsyms, Loaded::Pending) {
@@ -1032,10 +1039,7 @@ type KallsymsRead = std::io::Result<Option<SymbolTable>>;
 fn read_kallsyms(path: &Path, cache: bool) -> KallsymsRead {
     let table = kallsyms::parse(&std::fs::read(path)?);
     if let (true, Some(full)) = (cache, &table) {
-        if let (Some(core), Some(p)) = (
-            kallsyms::CoreSymbols::from_full(full),
-            kallsyms::cache_path(),
-        ) {
+        if let (Some(core), Some(p)) = (kallsyms::encode_core(full), kallsyms::cache_path()) {
             // A cache that cannot be written only costs the next report the read.
             let _ = kallsyms::write_cache(&p, &core);
         }
