@@ -288,7 +288,9 @@ struct TNode {
     count: u64,
     cumul: u64,
     cumul_count: u64,
-    children: Vec<u32>,
+    /// (frame, node) of each child: the frame kept beside the index so a
+    /// lookup in [`CallTree::append`] does not visit every child node.
+    children: Vec<(FrameId, u32)>,
 }
 
 /// One hist entry's call tree (perf's `callchain_root`).
@@ -327,8 +329,8 @@ impl CallTree {
             let found = self.nodes[cur as usize]
                 .children
                 .iter()
-                .copied()
-                .find(|&c| self.nodes[c as usize].frame == f);
+                .find(|&&(frame, _)| frame == f)
+                .map(|&(_, c)| c);
             cur = match found {
                 Some(c) => c,
                 None => {
@@ -341,7 +343,7 @@ impl CallTree {
                         cumul_count: 0,
                         children: Vec::new(),
                     });
-                    self.nodes[cur as usize].children.push(id);
+                    self.nodes[cur as usize].children.push((f, id));
                     id
                 }
             };
@@ -359,7 +361,7 @@ impl CallTree {
         // post-order enough for sums.
         for i in (0..self.nodes.len()).rev() {
             let (mut c, mut cc) = (self.nodes[i].hit, self.nodes[i].count);
-            for &ch in &self.nodes[i].children {
+            for &(_, ch) in &self.nodes[i].children {
                 c += self.nodes[ch as usize].cumul;
                 cc += self.nodes[ch as usize].cumul_count;
             }
@@ -370,7 +372,7 @@ impl CallTree {
             let mut ch = std::mem::take(&mut self.nodes[i].children);
             // match_chain sends a greater new key left: in-order is
             // descending.
-            ch.sort_by_key(|&c| std::cmp::Reverse(frames.get(self.nodes[c as usize].frame).order));
+            ch.sort_by_key(|&(f, _)| std::cmp::Reverse(frames.get(f).order));
             self.nodes[i].children = ch;
         }
     }
@@ -411,7 +413,7 @@ impl CallTree {
             if n.hit != 0 || n.children.len() != 1 {
                 break;
             }
-            cur = n.children[0];
+            cur = n.children[0].1;
             run.push(cur);
         }
         let last = &self.nodes[cur as usize];
@@ -430,7 +432,7 @@ impl CallTree {
         self.nodes[at as usize]
             .children
             .iter()
-            .map(|&c| self.rnode(c))
+            .map(|&(_, c)| self.rnode(c))
             .collect()
     }
 }
