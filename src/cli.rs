@@ -27,12 +27,32 @@ pub enum Command {
     Flamegraph(FlamegraphArgs),
 }
 
-/// `prec script` arguments (perf script's names).
+/// The perf.data input and where its symbols come from: the options
+/// `prec report` and `prec script` share.
 #[derive(Args, Debug)]
-pub struct ScriptArgs {
+pub struct PerfDataArgs {
     /// Input file name ("-" reads pipe mode from stdin).
     #[arg(short = 'i', long = "input", default_value = "perf.data")]
     pub input: PathBuf,
+    /// Look for binaries relative to this directory.
+    #[arg(long = "symfs")]
+    pub symfs: Option<PathBuf>,
+    /// Kernel symbols file (instead of /proc/kallsyms).
+    #[arg(long = "kallsyms")]
+    pub kallsyms: Option<PathBuf>,
+    /// Do not demangle symbol names.
+    #[arg(long = "no-demangle")]
+    pub no_demangle: bool,
+    /// Don't complain about files owned by other users (accepted for perf compatibility).
+    #[arg(short = 'f', long = "force")]
+    pub force: bool,
+}
+
+/// `prec script` arguments (perf script's names).
+#[derive(Args, Debug)]
+pub struct ScriptArgs {
+    #[command(flatten)]
+    pub data: PerfDataArgs,
     /// Fields: comm,tid,pid,time,cpu,event,ip,sym,symoff,dso,srcline,period,addr
     /// (optionally `type:` first, or +field/-field to change the defaults).
     #[arg(short = 'F', long = "fields")]
@@ -74,21 +94,9 @@ pub struct ScriptArgs {
     /// inferno-collapse-perf / stackcollapse-perf.pl on perf script's output.
     #[arg(long = "folded")]
     pub folded: bool,
-    /// Look for binaries relative to this directory.
-    #[arg(long = "symfs")]
-    pub symfs: Option<PathBuf>,
-    /// Kernel symbols file (instead of /proc/kallsyms).
-    #[arg(long = "kallsyms")]
-    pub kallsyms: Option<PathBuf>,
-    /// Do not demangle symbol names.
-    #[arg(long = "no-demangle")]
-    pub no_demangle: bool,
     /// Don't show warnings.
     #[arg(short = 'q', long = "quiet")]
     pub quiet: bool,
-    /// Don't complain about files owned by other users (accepted for perf compatibility).
-    #[arg(short = 'f', long = "force")]
-    pub force: bool,
 }
 
 /// `prec flamegraph` arguments.
@@ -253,9 +261,8 @@ pub struct RecordArgs {
 /// `prec report` arguments (perf report's names).
 #[derive(Args, Debug)]
 pub struct ReportArgs {
-    /// Input file name ("-" reads pipe mode from stdin).
-    #[arg(short = 'i', long = "input", default_value = "perf.data")]
-    pub input: PathBuf,
+    #[command(flatten)]
+    pub data: PerfDataArgs,
     /// Sort by key(s): comm, pid, tid, dso, sym, symoff, srcline, srcfile, cpu, parent.
     #[arg(short = 's', long = "sort")]
     pub sort: Option<String>,
@@ -363,15 +370,6 @@ pub struct ReportArgs {
     /// Show events of a group together.
     #[arg(long = "group")]
     pub group: bool,
-    /// Look for binaries relative to this directory.
-    #[arg(long = "symfs")]
-    pub symfs: Option<PathBuf>,
-    /// Kernel symbols file (instead of /proc/kallsyms).
-    #[arg(long = "kallsyms")]
-    pub kallsyms: Option<PathBuf>,
-    /// Do not demangle symbol names.
-    #[arg(long = "no-demangle")]
-    pub no_demangle: bool,
     /// Plain text output (the only output; accepted for perf compatibility).
     #[arg(long = "stdio")]
     pub stdio: bool,
@@ -381,7 +379,4 @@ pub struct ReportArgs {
     /// Don't show warnings and header comments.
     #[arg(short = 'q', long = "quiet")]
     pub quiet: bool,
-    /// Don't complain about files owned by other users (accepted for perf compatibility).
-    #[arg(short = 'f', long = "force")]
-    pub force: bool,
 }

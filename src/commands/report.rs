@@ -126,7 +126,7 @@ fn options(args: &ReportArgs) -> Result<Options> {
     o.relative = args.percentage.as_deref() == Some("relative");
     o.hide_unresolved = args.hide_unresolved;
     o.full_source_path = args.full_source_path;
-    o.callgraph_required = args.input.as_os_str() != "-"
+    o.callgraph_required = args.data.input.as_os_str() != "-"
         && args
             .call_graph
             .as_deref()
@@ -156,9 +156,9 @@ fn options(args: &ReportArgs) -> Result<Options> {
         o.time_str = Some(t.clone());
     }
     o.group = args.group;
-    o.symfs = args.symfs.clone();
-    o.kallsyms = args.kallsyms.clone();
-    o.demangle = !args.no_demangle;
+    o.symfs = args.data.symfs.clone();
+    o.kallsyms = args.data.kallsyms.clone();
+    o.demangle = !args.data.no_demangle;
     // Binaries are memory-mapped (the mapping lives in prec-record, which
     // holds all of prec's unsafe code).
     o.file_loader = Some(std::sync::Arc::new(|path: &std::path::Path| {
@@ -170,7 +170,7 @@ fn options(args: &ReportArgs) -> Result<Options> {
 
 pub fn run(args: ReportArgs) -> Result<ExitCode> {
     let opts = options(&args)?;
-    let input = Input::open(&args.input)?;
+    let input = Input::open(&args.data.input)?;
     let file = input.parse()?;
     if args.dump_raw_trace || args.stats {
         return dump_or_stats(&args, &input, &file);

@@ -81,9 +81,9 @@ fn options(args: &ScriptArgs) -> Result<ScriptOptions> {
     if let Some(t) = &args.time {
         o.time = Some(prec_report::aggregate::parse_time(t).map_err(anyhow::Error::msg)?);
     }
-    o.symfs = args.symfs.clone();
-    o.kallsyms = args.kallsyms.clone();
-    o.demangle = !args.no_demangle;
+    o.symfs = args.data.symfs.clone();
+    o.kallsyms = args.data.kallsyms.clone();
+    o.demangle = !args.data.no_demangle;
     o.file_loader = Some(file_loader());
     o.unwinder = Some(dwarf_unwinder());
     Ok(o)
@@ -91,7 +91,7 @@ fn options(args: &ScriptArgs) -> Result<ScriptOptions> {
 
 pub fn run(args: ScriptArgs) -> Result<ExitCode> {
     let opts = options(&args)?;
-    let input = Input::open(&args.input)?;
+    let input = Input::open(&args.data.input)?;
     let file = input.parse()?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
