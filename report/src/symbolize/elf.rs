@@ -69,9 +69,10 @@ pub(crate) enum Table {
     Dynsym,
 }
 
-/// Function symbols of `.symtab` or `.dynsym`, filtered like perf's
-/// `dso__load_sym`: STT_FUNC / STT_GNU_IFUNC with a name and a defined
-/// section, plus STT_NOTYPE labels that live in a "text" section.
+/// Symbols of `.symtab` or `.dynsym`, in table order, filtered like perf
+/// 6.1's `dso__load_sym`: named STT_FUNC / STT_GNU_IFUNC / STT_OBJECT
+/// symbols of a loaded, defined section, plus visible STT_NOTYPE labels of
+/// a "text" or "data" section.
 pub(crate) fn function_symbols(data: &[u8], table: Table) -> Result<Vec<Sym>, String> {
     match FileKind::parse(data) {
         Ok(FileKind::Elf32) => symbols_of::<elf::FileHeader32<Endianness>>(data, table),
@@ -98,23 +99,34 @@ fn symbols_of<Elf: FileHeader<Endian = Endianness>>(
     for sym in symtab.symbols() {
         let ty = sym.st_type();
         let shndx = sym.st_shndx(endian);
-        if sym.st_name(endian) == 0 || shndx == elf::SHN_UNDEF {
+        if sym.st_name(endian) == 0 || shndx == elf::SHN_UNDEF || shndx == elf::SHN_ABS {
             continue;
         }
-        let is_func = ty == elf::STT_FUNC || ty == elf::STT_GNU_IFUNC;
-        let is_label = ty == elf::STT_NOTYPE && shndx != elf::SHN_ABS;
+        // perf 6.1's elf_sym__filter keeps data objects too: they take part
+        // in the symbol tree (its shape, the end fix-ups) and name data
+        // addresses.
+        let is_func = ty == elf::STT_FUNC || ty == elf::STT_GNU_IFUNC || ty == elf::STT_OBJECT;
+        let vis = sym.st_other() & 3;
+        let is_label = ty == elf::STT_NOTYPE && vis != elf::STV_HIDDEN && vis != elf::STV_INTERNAL;
         if !is_func && !is_label {
             continue;
         }
+        if shndx >= elf::SHN_LORESERVE {
+            continue;
+        }
+        let Ok(section) = sections.section(object::SectionIndex(usize::from(shndx))) else {
+            continue;
+        };
+        // Sections that are not loaded (.gnu.warning.*) have no addresses.
+        let flags: u64 = section.sh_flags(endian).into();
+        if flags & u64::from(elf::SHF_ALLOC) == 0 {
+            continue;
+        }
         if is_label {
-            // Labels only count when their section is a text section.
-            let in_text = shndx < elf::SHN_LORESERVE
-                && sections
-                    .section(object::SectionIndex(usize::from(shndx)))
-                    .ok()
-                    .and_then(|s| sections.section_name(endian, s).ok())
-                    .is_some_and(|n| n.windows(4).any(|w| w == b"text"));
-            if !in_text {
+            // elf_sec__filter: labels only count in text or data sections.
+            let name = sections.section_name(endian, section).unwrap_or(&[]);
+            let has = |w: &[u8]| name.windows(w.len()).any(|x| x == w);
+            if !has(b"text") && !has(b"data") {
                 continue;
             }
         }
