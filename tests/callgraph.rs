@@ -52,72 +52,32 @@ const KNOWN: &[(&str, &[&str], &str)] = &[(
      with --max-stack; not understood yet",
 )];
 
-/// perf's output without the random tip line and trailing blank lines.
-/// perf's fractal-mode `[...]` line uses a malloc'ed symbol whose `inlined`
-/// bit is never initialized, so it sometimes reads `[...] (inlined)`.
-fn normalize(s: &str) -> String {
-    let kept: Vec<String> = s
-        .lines()
-        .filter(|l| !l.starts_with("# (Tip:"))
-        .map(|l| l.replace("[...] (inlined)", "[...]"))
-        .collect();
-    kept.join("\n").trim_end().to_string()
-}
-
-fn report(mut cmd: Command, file: &Path, args: &[&str]) -> String {
-    cmd.arg("report")
-        .arg("-i")
-        .arg(file)
-        .arg("--stdio")
-        .args(args)
-        .stdin(Stdio::null());
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run report on {}: {e}", file.display()));
-    assert!(
-        out.status.success(),
-        "report on {} {args:?} failed: {}\n{}",
-        file.display(),
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    normalize(&String::from_utf8_lossy(&out.stdout))
+/// [`report_stdio`], where perf's fractal-mode `[...]` line uses a
+/// malloc'ed symbol whose `inlined` bit is never initialized, so it
+/// sometimes reads `[...] (inlined)`.
+fn report(cmd: Command, file: &Path, args: &[&str]) -> String {
+    report_stdio(cmd, file, Input::File, args).replace("[...] (inlined)", "[...]")
 }
 
 fn compare(file: &Path, args: &[&str]) -> Result<(), String> {
     let expected = report(perf(), file, args);
     let actual = report(prec(), file, args);
-    if expected == actual {
-        Ok(())
-    } else {
-        Err(format!(
-            "{} {args:?}:\n{}",
-            file.display(),
-            line_diff(&expected, &actual)
-        ))
-    }
+    same_text(&format!("{} {args:?}", file.display()), &expected, &actual)
 }
 
 fn compare_all(file: &Path, failures: &mut Vec<String>) {
-    let name = file.file_name().unwrap().to_string_lossy().into_owned();
-    for args in OPTION_SETS {
-        if let Some((_, _, why)) = KNOWN.iter().find(|(n, a, _)| *n == name && a == args) {
-            eprintln!("not compared: {name} {args:?}: {why}");
-            continue;
-        }
-        if let Err(e) = compare(file, args) {
-            failures.push(e);
-        }
-    }
-}
-
-fn check_all(failures: Vec<String>) {
-    assert!(
-        failures.is_empty(),
-        "{} comparison(s) differ:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    let known = |name: &str, args: &[&str]| {
+        KNOWN
+            .iter()
+            .find(|(n, a, _)| *n == name && *a == args)
+            .map(|(_, _, why)| *why)
+    };
+    failures.extend(compare_each(
+        &[file.to_path_buf()],
+        OPTION_SETS,
+        known,
+        compare,
+    ));
 }
 
 #[test]
@@ -127,7 +87,7 @@ fn fp_fixture_matches_perf() {
     }
     let mut failures = Vec::new();
     compare_all(&own_fixture("callgraph-fp-g.data"), &mut failures);
-    check_all(failures);
+    assert_no_failures(&failures);
 }
 
 #[test]
@@ -137,7 +97,7 @@ fn dwarf_fixture_matches_perf() {
     }
     let mut failures = Vec::new();
     compare_all(&own_fixture("callgraph-nofp-dwarf.data"), &mut failures);
-    check_all(failures);
+    assert_no_failures(&failures);
 }
 
 #[test]
@@ -178,18 +138,16 @@ fn quipper_callgraph_files_match_perf() {
             }
         }
     }
-    check_all(failures);
+    assert_no_failures(&failures);
 }
 
 fn perf_record_g(dir: &Path, name: &str) -> PathBuf {
-    let data = dir.join(name);
-    run(perf()
-        .args(["record", "-q", "-g", "-o"])
-        .arg(&data)
-        .arg("--")
-        .arg(fixture_bin("callgraph-fp"))
-        .arg("0.3"));
-    data
+    perf_record_program(
+        dir.join(name),
+        &["-g"],
+        &fixture_bin("callgraph-fp"),
+        &["0.3"],
+    )
 }
 
 #[test]
@@ -201,7 +159,7 @@ fn fresh_perf_recording_matches_perf() {
     let data = perf_record_g(&dir, "perf-g.data");
     let mut failures = Vec::new();
     compare_all(&data, &mut failures);
-    check_all(failures);
+    assert_no_failures(&failures);
 }
 
 /// The caller-order folded stacks of the program's own entries, without
@@ -252,7 +210,7 @@ fn prec_recording_matches_perf_and_perf_recording() {
             failures.push(e);
         }
     }
-    check_all(failures);
+    assert_no_failures(&failures);
 
     // The same call paths as in a perf recording of the same program
     // (percentages differ between two runs).

@@ -166,14 +166,8 @@ fn compressed_recording() {
     assert!(dump.contains("COMPRESSED events:"), "no COMPRESSED records");
     assert_perf_reads_clean(&a, "-z");
     // Same report from both tools (the tip line is random).
-    let no_tip = |s: String| {
-        s.lines()
-            .filter(|l| !l.starts_with("# (Tip"))
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
-    let theirs = no_tip(stdout_of(perf().args(["report", "--stdio", "-i"]).arg(&a)));
-    let ours = no_tip(stdout_of(prec().args(["report", "--stdio", "-i"]).arg(&a)));
+    let theirs = without_tip(&stdout_of(perf().args(["report", "--stdio", "-i"]).arg(&a)));
+    let ours = without_tip(&stdout_of(prec().args(["report", "--stdio", "-i"]).arg(&a)));
     assert_eq_text(&theirs, &ours);
     assert!(theirs.contains("hot_a"), "{theirs}");
 

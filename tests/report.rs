@@ -14,9 +14,8 @@
 mod common;
 
 use std::ffi::OsStr;
-use std::fs::File;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use common::*;
 
@@ -34,59 +33,6 @@ const QUIPPER_KNOWN: &[(&str, &str)] = &[
     ),
 ];
 
-/// perf's output without the random tip line and trailing blank lines.
-fn normalize(s: &str) -> String {
-    let kept: Vec<&str> = s.lines().filter(|l| !l.starts_with("# (Tip:")).collect();
-    kept.join("\n").trim_end().to_string()
-}
-
-fn report_output(mut cmd: Command, file: &Path, piped: bool, args: &[&str]) -> String {
-    cmd.arg("report");
-    if piped {
-        cmd.args(["-i", "-"]);
-        let f = File::open(file).unwrap_or_else(|e| panic!("open {}: {e}", file.display()));
-        cmd.stdin(Stdio::from(f));
-    } else {
-        cmd.arg("-i").arg(file);
-        cmd.stdin(Stdio::null());
-    }
-    cmd.arg("--stdio").args(args);
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run report on {}: {e}", file.display()));
-    assert!(
-        out.status.success(),
-        "report on {} {args:?} failed: {}\n{}",
-        file.display(),
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    normalize(&String::from_utf8_lossy(&out.stdout))
-}
-
-fn compare(file: &Path, piped: bool, args: &[&str]) -> Result<(), String> {
-    let expected = report_output(perf(), file, piped, args);
-    let actual = report_output(prec(), file, piped, args);
-    if expected == actual {
-        Ok(())
-    } else {
-        Err(format!(
-            "{} {args:?}:\n{}",
-            file.display(),
-            line_diff(&expected, &actual)
-        ))
-    }
-}
-
-fn check_all(failures: Vec<String>) {
-    assert!(
-        failures.is_empty(),
-        "{} comparison(s) differ:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
-}
-
 #[test]
 fn quipper_files_comm_dso_and_pid_match_perf() {
     if !require_perf() {
@@ -94,23 +40,17 @@ fn quipper_files_comm_dso_and_pid_match_perf() {
     }
     let mut failures = Vec::new();
     let mut compared = 0;
-    for file in quipper_files() {
-        let name = file.file_name().and_then(OsStr::to_str).unwrap_or("");
-        let short = name.strip_prefix("perf.data.").unwrap_or(name);
-        if let Some((_, why)) = QUIPPER_KNOWN.iter().find(|(n, _)| *n == short) {
-            eprintln!("not compared: {name}: {why}");
-            continue;
-        }
-        let piped = name.contains("piped");
+    for file in quipper_files_except(QUIPPER_KNOWN) {
+        let piped = file_name(&file).contains("piped");
         for args in [&["--sort", "comm,dso"][..], &["--sort", "pid"][..]] {
             compared += 1;
-            if let Err(e) = compare(&file, piped, args) {
+            if let Err(e) = compare_report(&file, Input::Stdin.if_piped(piped), args) {
                 failures.push(e);
             }
         }
     }
     assert!(compared > 60, "only {compared} comparisons ran");
-    check_all(failures);
+    assert_no_failures(&failures);
 }
 
 /// Files with the BRANCH_STACK feature: perf reports one entry per sampled
@@ -150,12 +90,12 @@ fn quipper_branch_stack_mode_matches_perf() {
             runs.push(vec!["--no-branch-stack"]);
         }
         for args in runs {
-            if let Err(e) = compare(&file, false, &args) {
+            if let Err(e) = compare_report(&file, Input::File, &args) {
                 failures.push(e);
             }
         }
     }
-    check_all(failures);
+    assert_no_failures(&failures);
 }
 
 #[test]
@@ -164,7 +104,12 @@ fn quipper_known_differences_still_report() {
     for file in quipper_files() {
         let name = file.file_name().and_then(OsStr::to_str).unwrap_or("");
         let piped = name.contains("piped");
-        let out = report_output(prec(), &file, piped, &["--sort", "comm,dso"]);
+        let out = report_stdio(
+            prec(),
+            &file,
+            Input::Stdin.if_piped(piped),
+            &["--sort", "comm,dso"],
+        );
         assert!(
             out.starts_with("# To display the perf.data header info"),
             "{name}: {out}"
@@ -186,24 +131,17 @@ fn own_fixtures_comm_dso_and_pid_match_perf() {
         }
         let piped = name.contains("pipe");
         for args in [&["--sort", "comm,dso"][..], &["--sort", "pid"][..]] {
-            if let Err(e) = compare(&file, piped, args) {
+            if let Err(e) = compare_report(&file, Input::Stdin.if_piped(piped), args) {
                 failures.push(e);
             }
         }
     }
-    check_all(failures);
+    assert_no_failures(&failures);
 }
 
 /// Records `program args` with perf into `dir/name.data`.
 fn record(dir: &Path, name: &str, program: &Path, args: &[&str]) -> std::path::PathBuf {
-    let data = dir.join(format!("{name}.data"));
-    run(perf()
-        .args(["record", "-q", "-o"])
-        .arg(&data)
-        .arg("--")
-        .arg(program)
-        .args(args));
-    data
+    perf_record_program(dir.join(format!("{name}.data")), &[], program, args)
 }
 
 const KEYS: &[&str] = &["comm,dso,sym", "dso,sym", "sym", "comm", "pid", "srcline"];
@@ -221,12 +159,12 @@ fn compare_keys(data: &Path, dso: &str, failures: &mut Vec<String>) {
             if n {
                 args.push("-n");
             }
-            if let Err(e) = compare(data, false, &args) {
+            if let Err(e) = compare_report(data, Input::File, &args) {
                 failures.push(e);
             }
         }
     }
-    if let Err(e) = compare(data, false, &[]) {
+    if let Err(e) = compare_report(data, Input::File, &[]) {
         failures.push(e);
     }
 }
@@ -240,7 +178,7 @@ fn fresh_recording_hot3_matches_perf_for_every_key() {
     let data = record(&dir, "hot3", &fixture_bin("hot3"), &["0.3"]);
     let mut failures = Vec::new();
     compare_keys(&data, "hot3", &mut failures);
-    check_all(failures);
+    assert_no_failures(&failures);
 }
 
 #[test]
@@ -266,22 +204,22 @@ fn fresh_recordings_of_other_programs_match_perf() {
         for key in ["comm,dso,sym", "pid", "comm,dso"] {
             if name == "forkexec" && key == "comm,dso,sym" {
                 // also exercises the one-comm column elision
-                if let Err(e) = compare(&data, false, &["--comms", "hot3"]) {
+                if let Err(e) = compare_report(&data, Input::File, &["--comms", "hot3"]) {
                     failures.push(e);
                 }
             }
-            if let Err(e) = compare(&data, false, &["--sort", key, "-n"]) {
+            if let Err(e) = compare_report(&data, Input::File, &["--sort", key, "-n"]) {
                 failures.push(e);
             }
         }
     }
-    check_all(failures);
+    assert_no_failures(&failures);
 }
 
 #[test]
 fn pipe_input_matches_file_input() {
     let file = own_fixture("hot3-pipe.data");
-    let via_stdin = report_output(prec(), &file, true, &["--sort", "comm,dso"]);
+    let via_stdin = report_stdio(prec(), &file, Input::Stdin, &["--sort", "comm,dso"]);
     assert!(via_stdin.contains("# Samples:"), "{via_stdin}");
 }
 
@@ -369,10 +307,10 @@ fn filters_match_perf() {
         for sort in ["comm,dso,sym", "pid"] {
             let mut args = vec!["--sort", sort];
             args.extend_from_slice(filter);
-            if let Err(e) = compare(&file, false, &args) {
+            if let Err(e) = compare_report(&file, Input::File, &args) {
                 failures.push(e);
             }
         }
     }
-    check_all(failures);
+    assert_no_failures(&failures);
 }

@@ -9,64 +9,15 @@ mod common;
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use common::*;
 
-/// perf's output without the random tip line and trailing blank lines.
-fn normalize(s: &str) -> String {
-    let kept: Vec<&str> = s.lines().filter(|l| !l.starts_with("# (Tip:")).collect();
-    kept.join("\n").trim_end().to_string()
-}
-
-fn report_output(mut cmd: Command, file: &Path, args: &[&str]) -> String {
-    cmd.arg("report")
-        .arg("-i")
-        .arg(file)
-        .arg("--stdio")
-        .args(args);
-    cmd.stdin(Stdio::null());
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run report on {}: {e}", file.display()));
-    assert!(
-        out.status.success(),
-        "report on {} {args:?} failed: {}\n{}",
-        file.display(),
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    normalize(&String::from_utf8_lossy(&out.stdout))
-}
-
-fn compare(file: &Path, args: &[&str]) -> Result<(), String> {
-    let expected = report_output(perf(), file, args);
-    let actual = report_output(prec(), file, args);
-    if expected == actual {
-        Ok(())
-    } else {
-        Err(format!(
-            "{} {args:?}:\n{}",
-            file.display(),
-            line_diff(&expected, &actual)
-        ))
-    }
-}
-
-/// Compares with `fix` applied to prec's output first (a documented
-/// difference owned elsewhere).
+/// [`compare_report`] with `fix` applied to prec's output first (a
+/// documented difference owned elsewhere).
 fn compare_fixed(file: &Path, args: &[&str], fix: &dyn Fn(String) -> String) -> Result<(), String> {
-    let expected = report_output(perf(), file, args);
-    let actual = fix(report_output(prec(), file, args));
-    if expected == actual {
-        Ok(())
-    } else {
-        Err(format!(
-            "{} {args:?}:\n{}",
-            file.display(),
-            line_diff(&expected, &actual)
-        ))
-    }
+    let expected = report_stdio(perf(), file, Input::File, args);
+    let actual = fix(report_stdio(prec(), file, Input::File, args));
+    same_text(&format!("{} {args:?}", file.display()), &expected, &actual)
 }
 
 /// The perf 6.1 recordings most options are compared on.
@@ -102,28 +53,10 @@ fn files() -> Vec<PathBuf> {
     v
 }
 
-/// Compares `args` on every file of `files`, except `skip` (file name,
-/// reason).
-fn check(files: &[PathBuf], runs: &[&[&str]], skip: &[(&str, &[&str], &str)]) {
-    let mut failures = Vec::new();
-    for file in files {
-        let name = file.file_name().and_then(OsStr::to_str).unwrap_or("");
-        for args in runs {
-            if let Some((_, _, why)) = skip.iter().find(|(n, a, _)| *n == name && a == args) {
-                eprintln!("not compared: {name} {args:?}: {why}");
-                continue;
-            }
-            if let Err(e) = compare(file, args) {
-                failures.push(e);
-            }
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} comparison(s) differ:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+/// Compares `runs` on every file of `files`.
+fn check(files: &[PathBuf], runs: &[&[&str]]) {
+    let compare = |file: &Path, args: &[&str]| compare_report(file, Input::File, args);
+    assert_no_failures(&compare_each(files, runs, |_, _| None, compare));
 }
 
 #[test]
@@ -140,7 +73,6 @@ fn fields_match_perf() {
             &["-F", "overhead,sym", "--sort", "dso"],
             &["-F", "sample,comm", "--no-children"],
         ],
-        &[],
     );
 }
 
@@ -156,7 +88,6 @@ fn sort_keys_match_perf() {
             &["--sort", "socket"],
             &["--sort", "comm,cpu"],
         ],
-        &[],
     );
 }
 
@@ -203,19 +134,8 @@ fn source_keys_match_perf() {
     }
     let mut files: Vec<PathBuf> = FILES.iter().map(|f| own_fixture(f)).collect();
     files.push(own_fixture("callgraph-nofp-dwarf.data"));
-    let mut failures = Vec::new();
-    for file in &files {
-        let name = file.file_name().and_then(OsStr::to_str).unwrap_or("");
-        for args in SRC_RUNS {
-            if let Some(why) = src_skip(name, args) {
-                eprintln!("not compared: {name} {args:?}: {why}");
-                continue;
-            }
-            if let Err(e) = compare(file, args) {
-                failures.push(e);
-            }
-        }
-    }
+    let compare = |file: &Path, args: &[&str]| compare_report(file, Input::File, args);
+    let mut failures = compare_each(&files, SRC_RUNS, src_skip, compare);
     // --full-source-path: the DWARF paths; glibc's relative directory
     // joins differ in prec's symbolizer, so only the fixtures' own sources.
     for name in ["callgraph-fp-g.data", "callgraph-nofp-dwarf.data"] {
@@ -229,17 +149,12 @@ fn source_keys_match_perf() {
             ][..],
             &["--full-source-path", "--sort", "srcfile", "--no-children"],
         ] {
-            if let Err(e) = compare(&file, args) {
+            if let Err(e) = compare_report(&file, Input::File, args) {
                 failures.push(e);
             }
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} comparison(s) differ:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert_no_failures(&failures);
 }
 
 #[test]
@@ -257,7 +172,6 @@ fn columns_and_layout_options_match_perf() {
             &["-q"],
             &["-q", "--sort", "pid"],
         ],
-        &[],
     );
 }
 
@@ -275,7 +189,6 @@ fn filter_options_match_perf() {
             &["--hide-unresolved"],
             &["-U", "--sort", "dso,sym"],
         ],
-        &[],
     );
 }
 
@@ -295,7 +208,6 @@ fn multiple_events_match_perf() {
             &["--sort", "comm,dso,sym"],
             &["--group", "--sort", "comm,dso"],
         ],
-        &[],
     );
 }
 
@@ -328,7 +240,6 @@ fn parent_matches_perf() {
             &["--no-children", "--sort", "parent,sym", "-p", "^(a|c)$"],
             &["--sort", "parent", "-p", "^_"],
         ],
-        &[],
     );
 }
 
@@ -361,12 +272,7 @@ fn callgraph_keys_match_perf() {
             }
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} comparison(s) differ:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert_no_failures(&failures);
 }
 
 /// Options perf refuses for a file: `--sort parent` or `-g` without
@@ -400,6 +306,5 @@ fn refused_options_match_perf() {
             &["--sort", "parent"],
             &["-U"],
         ],
-        &[],
     );
 }

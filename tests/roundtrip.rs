@@ -141,14 +141,6 @@ fn has_sample_bit(path: &Path, bit: u64) -> bool {
     file.attrs().iter().any(|a| a.attr.sample_type & bit != 0)
 }
 
-/// Drops lines that legitimately differ between runs (perf's tips).
-fn normalize(s: &str) -> String {
-    s.lines()
-        .filter(|l| !l.starts_with("# (Tip:"))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 /// `perf script` and `perf report` of `path`; with `pipe`, perf reads it
 /// from stdin (`-i -`) the way a stream arrives.
 fn perf_view(path: &Path, pipe: bool, report_args: &[&str]) -> PerfView {
@@ -157,9 +149,9 @@ fn perf_view(path: &Path, pipe: bool, report_args: &[&str]) -> PerfView {
     let script = output_of(perf().arg("script").arg("-i").arg(input), stdin);
     let report = output_of(perf().args(report_args).arg("-i").arg(input), stdin);
     PerfView {
-        script: normalize(&String::from_utf8_lossy(&script.stdout)),
+        script: without_tip(&String::from_utf8_lossy(&script.stdout)),
         script_err: String::from_utf8_lossy(&script.stderr).into_owned(),
-        report: normalize(&String::from_utf8_lossy(&report.stdout)),
+        report: without_tip(&String::from_utf8_lossy(&report.stdout)),
         report_err: String::from_utf8_lossy(&report.stderr).into_owned(),
     }
 }
@@ -195,15 +187,12 @@ fn complaints(stderr: &str) -> Vec<&str> {
 /// Compares the copy's view with the original's; `Err` describes the first
 /// difference.
 fn compare(what: &str, orig: &PerfView, copy: &PerfView) -> Result<(), String> {
-    let text = |name: &str, a: &str, b: &str| -> Result<(), String> {
-        if a == b {
-            Ok(())
-        } else {
-            Err(format!(
-                "{what}: `perf {name}` output differs (- original, + copy):\n{}",
-                line_diff(a, b)
-            ))
-        }
+    let text = |name: &str, a: &str, b: &str| {
+        same_text(
+            &format!("{what}: `perf {name}` output differs (- original, + copy)"),
+            a,
+            b,
+        )
     };
     text("script", &orig.script, &copy.script)?;
     text("report", &orig.report, &copy.report)?;
@@ -389,7 +378,7 @@ fn big_endian_copies_read_the_same_in_perf_and_in_prec() {
         let orig = original_view(input, REPORT);
         // perf reads the big-endian copy itself...
         let be_script = output_of(perf().arg("script").arg("-i").arg(&be), None);
-        let be_text = normalize(&String::from_utf8_lossy(&be_script.stdout));
+        let be_text = without_tip(&String::from_utf8_lossy(&be_script.stdout));
         if be_text != orig.script {
             return Err(format!(
                 "{name}: `perf script` of the big-endian copy differs (- original, + copy):\n{}",
@@ -398,7 +387,7 @@ fn big_endian_copies_read_the_same_in_perf_and_in_prec() {
         }
         // ...and prec converts it back to the same data.
         let le_script = output_of(perf().arg("script").arg("-i").arg(&le), None);
-        let le_text = normalize(&String::from_utf8_lossy(&le_script.stdout));
+        let le_text = without_tip(&String::from_utf8_lossy(&le_script.stdout));
         if le_text != orig.script {
             return Err(format!(
                 "{name}: `perf script` of big-endian -> little-endian copy differs (- original, + copy):\n{}",

@@ -16,7 +16,6 @@
 
 mod common;
 
-use std::ffi::OsStr;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -53,64 +52,6 @@ const QUIPPER_NO_SYM: &[&str] = &[
     "piped.target.throttled-3.4",
 ];
 
-/// stdout of `cmd script ARGS -i FILE` (or `-i -` with the file on stdin).
-fn script_output(mut cmd: Command, file: &Path, piped: bool, args: &[&str]) -> (String, bool) {
-    cmd.arg("script").args(args);
-    let out = if piped {
-        cmd.arg("-i").arg("-");
-        let mut child = cmd
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn");
-        let data = std::fs::read(file).expect("read input");
-        let mut stdin = child.stdin.take().unwrap();
-        let writer = std::thread::spawn(move || {
-            let _ = stdin.write_all(&data);
-        });
-        let out = child.wait_with_output().expect("wait");
-        let _ = writer.join();
-        out
-    } else {
-        cmd.arg("-i")
-            .arg(file)
-            .stdin(Stdio::null())
-            .output()
-            .expect("run")
-    };
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        out.status.success(),
-    )
-}
-
-fn compare(file: &Path, piped: bool, args: &[&str]) -> Result<(), String> {
-    let (expected, _) = script_output(perf(), file, piped, args);
-    let (actual, _) = script_output(prec(), file, piped, args);
-    if expected == actual {
-        Ok(())
-    } else {
-        Err(format!(
-            "{} {}: prec script differs from perf script\n{}",
-            file.display(),
-            args.join(" "),
-            truncate(&line_diff(&expected, &actual), 60)
-        ))
-    }
-}
-
-fn truncate(s: &str, lines: usize) -> String {
-    let v: Vec<&str> = s.lines().take(lines).collect();
-    v.join("\n")
-}
-
-fn check_all(failures: Vec<String>) {
-    if !failures.is_empty() {
-        panic!("{} failures:\n{}", failures.len(), failures.join("\n\n"));
-    }
-}
-
 const OPTION_SETS: &[&[&str]] = &[
     &[],
     &["-F", "comm,tid,time,event,ip,sym,dso"],
@@ -127,16 +68,12 @@ fn fixtures_match_perf_script() {
     if !require_perf() {
         return;
     }
-    let mut failures = Vec::new();
-    for file in own_fixtures() {
+    let compare = |file: &Path, args: &[&str]| {
         let piped = file.to_string_lossy().contains("pipe");
-        for args in OPTION_SETS {
-            if let Err(e) = compare(&file, piped, args) {
-                failures.push(e);
-            }
-        }
-    }
-    check_all(failures);
+        compare_script(file, Input::Pipe.if_piped(piped), args)
+    };
+    let failures = compare_each(&own_fixtures(), OPTION_SETS, |_, _| None, compare);
+    assert_no_failures(&failures);
 }
 
 #[test]
@@ -152,11 +89,11 @@ fn fixture_filters_match_perf_script() {
         (&sw, &["--cpu", "1"][..]),
         (&sw, &["--comms", "sleep", "--show-task-events"][..]),
     ] {
-        if let Err(e) = compare(file, false, args) {
+        if let Err(e) = compare_script(file, Input::File, args) {
             failures.push(e);
         }
     }
-    check_all(failures);
+    assert_no_failures(&failures);
 }
 
 #[test]
@@ -166,38 +103,30 @@ fn quipper_files_match_perf_script() {
     }
     let mut failures = Vec::new();
     let mut compared = 0;
-    for file in quipper_files() {
-        let name = file.file_name().and_then(OsStr::to_str).unwrap_or("");
-        let short = name.strip_prefix("perf.data.").unwrap_or(name);
-        if let Some((_, why)) = QUIPPER_KNOWN.iter().find(|(n, _)| *n == short) {
-            eprintln!("not compared: {name}: {why}");
-            continue;
-        }
-        let piped = name.contains("piped");
-        let args: &[&str] = if QUIPPER_NO_SYM.contains(&short) {
+    for file in quipper_files_except(QUIPPER_KNOWN) {
+        let piped = file_name(&file).contains("piped");
+        let args: &[&str] = if QUIPPER_NO_SYM.contains(&quipper_short_name(&file)) {
             &["-F", "comm,tid,time,period,event,ip,dso"]
         } else {
             &[]
         };
         compared += 1;
-        if let Err(e) = compare(&file, piped, args) {
+        if let Err(e) = compare_script(&file, Input::Pipe.if_piped(piped), args) {
             failures.push(e);
         }
     }
     assert!(compared > 40, "only {compared} files compared");
-    check_all(failures);
+    assert_no_failures(&failures);
 }
 
 /// Records `callgraph-fp` with `perf record -g` into `dir`.
 fn record_callgraph(dir: &Path) -> PathBuf {
-    let data = dir.join("cg.data");
-    run(perf()
-        .args(["record", "-q", "-g", "-o"])
-        .arg(&data)
-        .arg("--")
-        .arg(fixture_bin("callgraph-fp"))
-        .arg("0.3"));
-    data
+    perf_record_program(
+        dir.join("cg.data"),
+        &["-g"],
+        &fixture_bin("callgraph-fp"),
+        &["0.3"],
+    )
 }
 
 #[test]
@@ -207,12 +136,13 @@ fn fresh_callgraph_recording_matches_perf_script() {
     }
     let dir = tempdir();
     let data = record_callgraph(&dir);
-    let mut failures = Vec::new();
-    for args in OPTION_SETS {
-        if let Err(e) = compare(&data, false, args) {
-            failures.push(e);
-        }
-    }
+    let compare = |file: &Path, args: &[&str]| compare_script(file, Input::File, args);
+    let mut failures = compare_each(
+        std::slice::from_ref(&data),
+        OPTION_SETS,
+        |_, _| None,
+        compare,
+    );
     // srcline: only under the program's own frames (for glibc's inlined
     // code perf 6.1's libbfd pairs the caller's file with the inlined
     // line, which the symbolizer does not reproduce).
@@ -232,15 +162,12 @@ fn fresh_callgraph_recording_matches_perf_script() {
         out
     };
     let args = ["-F", "+srcline"];
-    let expected = own(&script_output(perf(), &data, false, &args).0);
-    let actual = own(&script_output(prec(), &data, false, &args).0);
-    if expected != actual {
-        failures.push(format!(
-            "-F +srcline differs\n{}",
-            truncate(&line_diff(&expected, &actual), 60)
-        ));
+    let expected = own(&script_stdout(perf(), &data, Input::File, &args).0);
+    let actual = own(&script_stdout(prec(), &data, Input::File, &args).0);
+    if let Err(e) = same_text("-F +srcline differs", &expected, &actual) {
+        failures.push(e);
     }
-    check_all(failures);
+    assert_no_failures(&failures);
 }
 
 /// inferno-collapse-perf, if installed (PATH, ~/.cargo/bin, or
@@ -385,21 +312,22 @@ fn folded_stacks_match_inferno() {
     }
     let mut failures = Vec::new();
     for file in &files {
-        let piped = file.to_string_lossy().contains("pipe");
-        let (perf_text, _) = script_output(perf(), file, piped, &[]);
-        let (prec_text, _) = script_output(prec(), file, piped, &[]);
-        let (folded, ok) = script_output(prec(), file, piped, &["--folded"]);
+        let input = Input::Pipe.if_piped(file.to_string_lossy().contains("pipe"));
+        let (perf_text, _) = script_stdout(perf(), file, input, &[]);
+        let (prec_text, _) = script_stdout(prec(), file, input, &[]);
+        let (folded, ok) = script_stdout(prec(), file, input, &["--folded"]);
         assert!(ok, "prec script --folded failed on {}", file.display());
         let expected = match &tool {
             Some(t) => {
                 let from_perf = collapse_with(t, &perf_text);
                 let from_prec = collapse_with(t, &prec_text);
-                if from_perf != from_prec {
-                    failures.push(format!(
-                        "{}: inferno on prec script != inferno on perf script\n{}",
-                        file.display(),
-                        truncate(&line_diff(&from_perf, &from_prec), 30)
-                    ));
+                let what = "inferno on prec script != inferno on perf script";
+                if let Err(e) = same_text(
+                    &format!("{}: {what}", file.display()),
+                    &from_perf,
+                    &from_prec,
+                ) {
+                    failures.push(e);
                 }
                 from_perf
             }
@@ -410,15 +338,12 @@ fn folded_stacks_match_inferno() {
                 collapse_reference(&perf_text)
             }
         };
-        if expected != folded {
-            failures.push(format!(
-                "{}: prec script --folded differs\n{}",
-                file.display(),
-                truncate(&line_diff(&expected, &folded), 30)
-            ));
+        let what = format!("{}: prec script --folded differs", file.display());
+        if let Err(e) = same_text(&what, &expected, &folded) {
+            failures.push(e);
         }
     }
-    check_all(failures);
+    assert_no_failures(&failures);
 }
 
 #[test]

@@ -324,22 +324,8 @@ fn report(what: &str, c: &Comparison) {
 
 /// Records `bin args` with `perf record --call-graph dwarf` into `dir`.
 fn record_dwarf(dir: &Path, name: &str, bin: &Path, args: &[&str]) -> std::path::PathBuf {
-    let data = dir.join(format!("{name}.data"));
-    let out = perf()
-        .args(["record", "-q", "--call-graph", "dwarf", "-F", "999", "-o"])
-        .arg(&data)
-        .arg("--")
-        .arg(bin)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run perf record");
-    assert!(
-        out.status.success(),
-        "perf record failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    data
+    let opts = ["--call-graph", "dwarf", "-F", "999"];
+    perf_record_program(dir.join(format!("{name}.data")), &opts, bin, args)
 }
 
 /// Other fixture programs: threads, fork+exec, C++, Rust, dlopen.
@@ -390,21 +376,7 @@ fn dwarf_unwinding_matches_perf_script() {
     }
     let bin = fixture_bin("callgraph-nofp");
     let dir = tempdir();
-    let data = dir.join("dwarf.data");
-    let out = perf()
-        .args(["record", "-q", "--call-graph", "dwarf", "-F", "999", "-o"])
-        .arg(&data)
-        .arg("--")
-        .arg(&bin)
-        .arg("0.3")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run perf record");
-    assert!(
-        out.status.success(),
-        "perf record failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let data = record_dwarf(&dir, "dwarf", &bin, &["0.3"]);
     let c = compare(&data);
     report("fresh --call-graph dwarf recording", &c);
     assert!(c.samples >= 50, "too few samples: {}", c.samples);

@@ -13,6 +13,10 @@
 //! * [`own_fixtures`], [`own_fixture`], [`quipper_dir`], [`quipper_files`]:
 //!   checked-in perf.data files.
 //! * [`tempdir`], [`run`], [`run_fail`], [`stdout_of`], [`assert_eq_text`].
+//! * perf against prec on the same file: [`report_stdio`] / [`compare_report`],
+//!   [`script_stdout`] / [`compare_script`] (perf.data given as [`Input`]),
+//!   [`compare_each`] over files and option sets, [`same_text`],
+//!   [`assert_no_failures`], [`without_tip`], [`perf_record_program`].
 //!
 //! Only std is used.
 #![allow(dead_code)]
@@ -327,6 +331,35 @@ pub fn quipper_files() -> Vec<PathBuf> {
     v
 }
 
+/// The file name of `path` ("" if none or not UTF-8).
+pub fn file_name(path: &Path) -> &str {
+    path.file_name().and_then(OsStr::to_str).unwrap_or("")
+}
+
+/// The name of a quipper file without its `perf.data.` prefix.
+pub fn quipper_short_name(path: &Path) -> &str {
+    let name = file_name(path);
+    name.strip_prefix("perf.data.").unwrap_or(name)
+}
+
+/// [`quipper_files`] but those whose [`quipper_short_name`] `known` lists
+/// with a reason (printed as not compared).
+pub fn quipper_files_except(known: &[(&str, &str)]) -> Vec<PathBuf> {
+    quipper_files()
+        .into_iter()
+        .filter(|f| {
+            let short = quipper_short_name(f);
+            match known.iter().find(|(n, _)| *n == short) {
+                Some((_, why)) => {
+                    eprintln!("not compared: {}: {why}", file_name(f));
+                    false
+                }
+                None => true,
+            }
+        })
+        .collect()
+}
+
 // ---------------------------------------------------------------------------
 // Temporary directories
 // ---------------------------------------------------------------------------
@@ -601,4 +634,197 @@ fn visible(s: &str) -> String {
         });
     }
     out
+}
+
+// ---------------------------------------------------------------------------
+// perf against prec
+// ---------------------------------------------------------------------------
+
+/// `text` without perf's random `# (Tip: ...)` line (line ends as `\n`, the
+/// last one dropped).
+pub fn without_tip(text: &str) -> String {
+    text.lines()
+        .filter(|l| !l.starts_with("# (Tip:"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `Ok` when the texts are equal; else `Err` with `what` and a [`line_diff`]
+/// (`-` expected, `+` actual).
+pub fn same_text(what: &str, expected: &str, actual: &str) -> Result<(), String> {
+    if expected == actual {
+        Ok(())
+    } else {
+        Err(format!("{what}:\n{}", line_diff(expected, actual)))
+    }
+}
+
+/// Panics listing `failures` (the `Err`s of the comparisons) unless there
+/// are none.
+pub fn assert_no_failures(failures: &[String]) {
+    assert!(
+        failures.is_empty(),
+        "{} comparison(s) differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// Runs `compare(file, args)` on every file with every option set, except
+/// where `skip(file name, args)` gives a reason (printed as not compared);
+/// returns the `Err`s.
+pub fn compare_each(
+    files: &[PathBuf],
+    runs: &[&[&str]],
+    skip: impl Fn(&str, &[&str]) -> Option<&'static str>,
+    compare: impl Fn(&Path, &[&str]) -> Result<(), String>,
+) -> Vec<String> {
+    let mut failures = Vec::new();
+    for file in files {
+        let name = file_name(file);
+        for args in runs {
+            if let Some(why) = skip(name, args) {
+                eprintln!("not compared: {name} {args:?}: {why}");
+                continue;
+            }
+            if let Err(e) = compare(file, args) {
+                failures.push(e);
+            }
+        }
+    }
+    failures
+}
+
+/// How a perf.data file is handed to perf or prec.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Input {
+    /// `-i FILE`, stdin from /dev/null.
+    File,
+    /// `-i -`, stdin opened on the file.
+    Stdin,
+    /// `-i -`, the file written into a pipe on stdin.
+    Pipe,
+}
+
+impl Input {
+    /// `self` for a pipe-mode file (`piped`), else [`Input::File`].
+    pub fn if_piped(self, piped: bool) -> Input {
+        if piped {
+            self
+        } else {
+            Input::File
+        }
+    }
+
+    /// Adds `-i FILE` or `-i -` to `cmd`, and its stdin.
+    fn add_to(self, cmd: &mut Command, file: &Path) {
+        match self {
+            Input::File => cmd.arg("-i").arg(file).stdin(Stdio::null()),
+            Input::Stdin => {
+                let f =
+                    fs::File::open(file).unwrap_or_else(|e| panic!("open {}: {e}", file.display()));
+                cmd.args(["-i", "-"]).stdin(Stdio::from(f))
+            }
+            Input::Pipe => cmd.args(["-i", "-"]).stdin(Stdio::piped()),
+        };
+    }
+
+    /// Runs `cmd` (given `-i` by [`Input::add_to`]) and returns its output,
+    /// whatever its exit status.
+    fn output(self, cmd: &mut Command, file: &Path) -> Output {
+        if self != Input::Pipe {
+            return cmd
+                .output()
+                .unwrap_or_else(|e| panic!("cannot run `{}`: {e}", describe(cmd)));
+        }
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot run `{}`: {e}", describe(cmd)));
+        let data = fs::read(file).unwrap_or_else(|e| panic!("read {}: {e}", file.display()));
+        let mut stdin = child.stdin.take().expect("piped stdin");
+        let writer = std::thread::spawn(move || {
+            use std::io::Write;
+            let _ = stdin.write_all(&data);
+        });
+        let out = child.wait_with_output().expect("wait");
+        let _ = writer.join();
+        out
+    }
+}
+
+/// `TOOL report -i FILE --stdio ARGS` (`tool` is [`perf`] or [`prec`]),
+/// which must succeed: its stdout without perf's random `# (Tip:` line and
+/// trailing blank lines.
+pub fn report_stdio(mut tool: Command, file: &Path, input: Input, args: &[&str]) -> String {
+    tool.arg("report");
+    input.add_to(&mut tool, file);
+    tool.arg("--stdio").args(args);
+    let out = input.output(&mut tool, file);
+    assert!(
+        out.status.success(),
+        "report on {} {args:?} failed: {}\n{}",
+        file.display(),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    without_tip(&String::from_utf8_lossy(&out.stdout))
+        .trim_end()
+        .to_string()
+}
+
+/// perf's and prec's [`report_stdio`] of `file` with `args`: `Err` with a
+/// diff where they differ.
+pub fn compare_report(file: &Path, input: Input, args: &[&str]) -> Result<(), String> {
+    let expected = report_stdio(perf(), file, input, args);
+    let actual = report_stdio(prec(), file, input, args);
+    same_text(&format!("{} {args:?}", file.display()), &expected, &actual)
+}
+
+/// `TOOL script ARGS -i FILE` (`tool` is [`perf`] or [`prec`]): its stdout,
+/// and whether it succeeded.
+pub fn script_stdout(
+    mut tool: Command,
+    file: &Path,
+    input: Input,
+    args: &[&str],
+) -> (String, bool) {
+    tool.arg("script").args(args);
+    input.add_to(&mut tool, file);
+    let out = input.output(&mut tool, file);
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        out.status.success(),
+    )
+}
+
+/// perf's and prec's [`script_stdout`] of `file` with `args` (whatever their
+/// exit status): `Err` with a diff where they differ.
+pub fn compare_script(file: &Path, input: Input, args: &[&str]) -> Result<(), String> {
+    let (expected, _) = script_stdout(perf(), file, input, args);
+    let (actual, _) = script_stdout(prec(), file, input, args);
+    same_text(
+        &format!(
+            "{} {args:?}: prec script differs from perf script",
+            file.display()
+        ),
+        &expected,
+        &actual,
+    )
+}
+
+/// `perf record -q OPTS -o DATA -- PROGRAM ARGS`, which must succeed;
+/// returns `data`.
+pub fn perf_record_program(data: PathBuf, opts: &[&str], program: &Path, args: &[&str]) -> PathBuf {
+    run(perf()
+        .arg("record")
+        .arg("-q")
+        .args(opts)
+        .arg("-o")
+        .arg(&data)
+        .arg("--")
+        .arg(program)
+        .args(args));
+    data
 }
