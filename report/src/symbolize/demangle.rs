@@ -9,7 +9,10 @@
 /// (plain C symbols) or cannot be demangled.
 pub fn demangle(name: &str) -> Option<String> {
     if name.starts_with("_R") {
-        return rustc_demangle::try_demangle(name)
+        // libiberty's rust_demangle stops a v0 name at its first '.', so
+        // LLVM/BOLT suffixes (`.llvm.123`, `.warm`, `.cold`) do not print.
+        let bare = name.split('.').next().unwrap_or(name);
+        return rustc_demangle::try_demangle(bare)
             .ok()
             .map(|d| format!("{d:#}"));
     }
@@ -84,6 +87,17 @@ fn demangle_cpp(name: &str) -> Option<String> {
             if let Some(s) = out.strip_suffix(q) {
                 out.truncate(s.len());
                 break;
+            }
+        }
+        // libiberty's d_encoding also drops the function qualifiers of a
+        // top-level local name's entity (`f()::$_0::operator() const`).
+        if body.starts_with('Z') {
+            while let Some(s) = [" const", " volatile", " restrict"]
+                .iter()
+                .find_map(|q| out.strip_suffix(q))
+            {
+                let n = s.len();
+                out.truncate(n);
             }
         }
     }
@@ -442,6 +456,27 @@ mod tests {
         assert_eq!(
             demangle("_ZGTtNKSt11logic_error4whatEv").as_deref(),
             Some("transaction clone for std::logic_error::what() const")
+        );
+        // As perf 6.1 prints them (libLLVM, BOLT-ed librustc_driver).
+        assert_eq!(
+            demangle("_ZZN4llvm16InstCombinerImpl13foldEqOfPartsEPNS_5ValueES2_bENK3$_0clES2_j.warm").as_deref(),
+            Some("llvm::InstCombinerImpl::foldEqOfParts(llvm::Value*, llvm::Value*, bool)::$_0::operator()")
+        );
+        assert_eq!(
+            demangle("_ZZN4llvm16InstCombinerImpl13foldEqOfPartsEPNS_5ValueES2_bENK3$_0clES2_j").as_deref(),
+            Some("llvm::InstCombinerImpl::foldEqOfParts(llvm::Value*, llvm::Value*, bool)::$_0::operator()")
+        );
+        assert_eq!(
+            demangle("_RNvMs_NtNtCs6mNkMfao1uC_12aho_corasick3nfa13noncontiguousNtB4_3NFA15init_full_state.llvm.1632233793469185361.warm").as_deref(),
+            Some("<aho_corasick::nfa::noncontiguous::NFA>::init_full_state")
+        );
+        assert_eq!(
+            demangle("_ZZNK3Foo3barEvE1x").as_deref(),
+            Some("Foo::bar() const::x")
+        );
+        assert_eq!(
+            demangle("_ZZ4mainENKUlvE_clEv").as_deref(),
+            Some("main::{lambda()#1}::operator()")
         );
         assert_eq!(demangle("main"), None);
         assert_eq!(demangle("_Zgarbage"), None);
