@@ -779,14 +779,15 @@ impl Resolver {
         }
         let dso = machine.dsos.get(map.dso);
         let mut loc = None;
-        let mut ran_addr2line = false;
+        let mut addr2line_found = false;
         if matches!(dso.kind, DsoKind::User) && !dso.long_name.starts_with('[') {
             if let Some(Some(bin)) = self.binaries.get(&map.dso).copied() {
                 let elf = self
                     .symbolizer
                     .to_elf_address(bin, map.start, map.pgoff, ip);
                 loc = self.symbolizer.source_location(bin, elf);
-                ran_addr2line = true;
+                addr2line_found =
+                    loc.is_none() && self.symbolizer.addr2line_finds_function(bin, elf);
             }
         }
         let r = match loc {
@@ -799,8 +800,9 @@ impl Resolver {
                 Some(strings.intern(l.basename())),
             ),
             // perf runs addr2line on a binary it found; without line
-            // information that answers `??:0`.
-            None if ran_addr2line => (Some(strings.intern("??:0")), None),
+            // information, addr2line's `??:?` (a function was found) shows
+            // as `??:0`, and its `??:0` means failure.
+            None if addr2line_found => (Some(strings.intern("??:0")), None),
             None => {
                 let s = match sym {
                     Some(id) => {

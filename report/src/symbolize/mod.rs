@@ -54,6 +54,7 @@
 //! * Kernel symbols come from `/proc/kallsyms` (or a given file); JIT symbols
 //!   from `/tmp/perf-PID.map`.
 
+mod bfd;
 mod demangle;
 mod elf;
 mod kallsyms;
@@ -225,6 +226,8 @@ struct Binary {
     symbols: SymbolTable,
     debug: DebugFile,
     dwarf: DwarfState,
+    /// For addresses without line information ([`bfd`]), made on first use.
+    function_starts: std::cell::OnceCell<bfd::FunctionStarts>,
 }
 
 enum Loaded<T> {
@@ -494,6 +497,7 @@ impl Symbolizer {
             symbols: SymbolTable::default(),
             debug: DebugFile::NotSearched,
             dwarf: DwarfState::NotLoaded,
+            function_starts: std::cell::OnceCell::new(),
         };
         let mut syms = match elf::function_symbols(&bin.map, Table::Symtab) {
             Ok(s) => s,
@@ -684,6 +688,18 @@ impl Symbolizer {
             out.file = file;
         }
         Some(out)
+    }
+
+    /// Whether binutils' `addr2line` still reports success (`??:?`, shown
+    /// by perf 6.1 as `??:0`) at `elf_addr` when [`Self::source_location`]
+    /// has no line for it: a function-like symbol precedes it in its
+    /// section. When not, perf falls back to `sym+offset` or `dso[addr]`.
+    pub fn addr2line_finds_function(&self, bin: BinaryId, elf_addr: u64) -> bool {
+        self.bin(bin).is_some_and(|b| {
+            b.function_starts
+                .get_or_init(|| bfd::FunctionStarts::new(&b.map))
+                .finds_function(elf_addr)
+        })
     }
 
     /// Inline chain at `elf_addr`, innermost first (the same order as
