@@ -54,6 +54,24 @@ fn leading_underscores(name: &str) -> usize {
 /// perf's `choose_best_symbol`: true when `a` should be kept over `b`
 /// (both start at the same address).
 fn prefer_first(a: &Sym, b: &Sym) -> bool {
+    prefer_first_named(a, b, &a.name, &b.name)
+}
+
+/// [`prefer_first`] on ELF symbols: perf compares the names it stores,
+/// which dso__load_sym has already demangled (a `.llvm.123` clone of
+/// another local function loses to the one with the longer demangled name).
+fn prefer_first_demangled(a: &Sym, b: &Sym) -> bool {
+    let na = super::demangle::demangle(&a.name);
+    let nb = super::demangle::demangle(&b.name);
+    prefer_first_named(
+        a,
+        b,
+        na.as_deref().unwrap_or(&a.name),
+        nb.as_deref().unwrap_or(&b.name),
+    )
+}
+
+fn prefer_first_named(a: &Sym, b: &Sym, name_a: &str, name_b: &str) -> bool {
     // Prefer a symbol with non-zero length.
     let (la, lb) = (a.end - a.start, b.end - b.start);
     if lb == 0 && la > 0 {
@@ -79,7 +97,7 @@ fn prefer_first(a: &Sym, b: &Sym) -> bool {
         return false;
     }
     // Prefer the symbol with fewer leading underscores.
-    let (ua, ub) = (leading_underscores(&a.name), leading_underscores(&b.name));
+    let (ua, ub) = (leading_underscores(name_a), leading_underscores(name_b));
     if ub > ua {
         return true;
     }
@@ -87,7 +105,7 @@ fn prefer_first(a: &Sym, b: &Sym) -> bool {
         return false;
     }
     // Prefer the longer name; on a tie keep the first one.
-    a.name.len() >= b.name.len()
+    name_a.len() >= name_b.len()
 }
 
 impl SymbolTable {
@@ -133,7 +151,7 @@ impl SymbolTable {
         for (id, sym) in sorted {
             match kept.last() {
                 Some((_, prev)) if prev.start == sym.start => {
-                    if prefer_first(prev, &sym) {
+                    if prefer_first_demangled(prev, &sym) {
                         tree.erase(id);
                     } else {
                         if let Some((old, _)) = kept.pop() {
@@ -755,6 +773,33 @@ mod tests {
 
     fn sym(start: u64, size: u64, name: &str) -> Sym {
         Sym::new(start, size, Binding::Global, name)
+    }
+
+    #[test]
+    fn duplicates_compare_demangled_names() {
+        // Identical code folded under two local names; the mangled one with
+        // the LLVM suffix is longer, the other one's demangled name is.
+        let t = SymbolTable::build(
+            vec![
+                Sym::new(
+                    0x100,
+                    0x53,
+                    Binding::Local,
+                    "_ZNK12_GLOBAL__N_132FixupStatepointCallerSavedLegacy16getAnalysisUsageERN4llvm13AnalysisUsageE",
+                ),
+                Sym::new(
+                    0x100,
+                    0x53,
+                    Binding::Local,
+                    "_ZNK12_GLOBAL__N_127X86DomainReassignmentLegacy16getAnalysisUsageERN4llvm13AnalysisUsageE.llvm.7702345684471436505",
+                ),
+            ],
+            false,
+            false,
+        );
+        let names: Vec<&str> = t.iter().map(|s| &*s.name).collect();
+        assert_eq!(names.len(), 1);
+        assert!(names[0].contains("FixupStatepoint"), "{names:?}");
     }
 
     #[test]
