@@ -880,7 +880,13 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
             .all(|a| a.attr.sample_type & st::STACK_USER == 0);
     options.branch_mode = options.branch_stack.unwrap_or(has_br_stack);
     if options.branch_mode && !options.sort_given {
+        // perf appends the parent key of a non-default --parent after the
+        // branch keys.
+        let parent = options.sort.contains(&SortKey::Parent);
         options.sort = BRANCH_SORT.to_vec();
+        if parent {
+            options.sort.push(SortKey::Parent);
+        }
     }
     // Event names: EVENT_DESC by first id, else from the attr.
     let names = event_desc_names(file);
@@ -1133,8 +1139,13 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                 quality.samples += 1;
                 let mut sym = None;
                 if let Some(map) = &loc.map {
-                    if need_sym {
+                    if need_sym || options.branch_mode {
                         sym = resolver.symbol(&machine, &mut strings, map, pid, ip, loc.addr);
+                    }
+                    // Branch entries are per branch, not per sample: count
+                    // the sample here.
+                    if options.branch_mode && sym.is_none() {
+                        quality.no_symbol += 1;
                     }
                 } else {
                     quality.no_map += 1;
@@ -1580,7 +1591,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
         }
     }
     for h in &hists {
-        for e in &h.entries {
+        for e in h.entries.iter().filter(|e| e.branch.is_none()) {
             if e.map.is_some() && e.sym.is_none() {
                 quality.no_symbol += e.nr_samples;
             }
