@@ -76,6 +76,36 @@ fn fields_match_perf() {
     );
 }
 
+/// perf's `overhead_children` field: sorted like the Children column
+/// (callers first on ties), `N/A` without --children.
+#[test]
+fn children_field_matches_perf() {
+    if !require_perf() {
+        return;
+    }
+    let files: Vec<PathBuf> = ["callgraph-fp-g.data", "callgraph-nofp-dwarf.data"]
+        .iter()
+        .map(|f| own_fixture(f))
+        .collect();
+    check(
+        &files,
+        &[
+            &["--children", "-F", "overhead_children,overhead,sym"],
+            &["--children", "-F", "overhead,overhead_children,comm,sym"],
+            &["--no-children", "-F", "overhead_children,sym"],
+            &[
+                "-g",
+                "none",
+                "--children",
+                "-F",
+                "overhead,sym,overhead_children",
+            ],
+            &["-g", "caller", "-F", "overhead_children,overhead,dso,sym"],
+            &["-F", "sym,overhead_children", "-n", "--sort", "sym"],
+        ],
+    );
+}
+
 #[test]
 fn sort_keys_match_perf() {
     if !require_perf() {
@@ -226,11 +256,13 @@ fn parent_matches_perf() {
     .iter()
     .map(|f| own_fixture(f))
     .collect();
-    files.extend(
-        quipper_files()
-            .into_iter()
-            .filter(|f| f.file_name().and_then(OsStr::to_str) == Some("perf.data.callgraph-3.4")),
-    );
+    files.extend(quipper_files().into_iter().filter(|f| {
+        // The second file is in branch mode: the parent column
+        // follows the branch keys.
+        let name = f.file_name().and_then(OsStr::to_str);
+        name == Some("perf.data.callgraph-3.4")
+            || name == Some("perf.data.callgraph_and_branch-3.8")
+    }));
     check(
         &files,
         &[

@@ -291,6 +291,7 @@ pub fn parse_fields(s: &str) -> Result<Vec<Field>, String> {
     for k in s.split(',').map(str::trim).filter(|k| !k.is_empty()) {
         let f = match k {
             "overhead" => Field::Overhead,
+            "overhead_children" => Field::Children,
             "sample" => Field::Sample,
             "period" => Field::Period,
             _ => match SortKey::parse(k) {
@@ -1896,6 +1897,23 @@ fn sort_entries(data: &mut ReportData, hi: usize) {
         Ordering::Equal
     };
     let sort_list = d.options.sort_list.clone();
+    // perf's overhead_children key (__hpp__sort_acc: callers above callees
+    // on equal periods); nothing without --children.
+    let children_cmp = |a: &Entry, b: &Entry| -> Ordering {
+        let Some(p) = cgp.filter(|p| p.children) else {
+            return Ordering::Equal;
+        };
+        let o = b.acc_period().cmp(&a.acc_period());
+        if o != Ordering::Equal || a.thread != b.thread || !p.enabled {
+            return o;
+        }
+        let depth = |e: &Entry| e.cg.as_ref().map_or(0, |c| c.tree.max_depth);
+        if p.order == Order::Caller {
+            depth(b).cmp(&depth(a))
+        } else {
+            depth(a).cmp(&depth(b))
+        }
+    };
     let output = |a: &Entry, b: &Entry| -> Ordering {
         // -F: perf's hpp sort list as given (no implicit overhead first).
         if let Some(sl) = &sort_list {
@@ -1904,7 +1922,7 @@ fn sort_entries(data: &mut ReportData, hi: usize) {
                     Field::Overhead => b.period.cmp(&a.period).then_with(|| group_cmp(a, b)),
                     Field::Period => b.period.cmp(&a.period),
                     Field::Sample => b.nr_samples.cmp(&a.nr_samples),
-                    Field::Children => b.acc_period().cmp(&a.acc_period()),
+                    Field::Children => children_cmp(a, b),
                     Field::Key(k) => key_sort(k, a, b),
                 };
                 if o != Ordering::Equal {
@@ -1914,24 +1932,10 @@ fn sort_entries(data: &mut ReportData, hi: usize) {
             return Ordering::Equal;
         }
 
-        // --children: perf's overhead_children key first (__hpp__sort_acc:
-        // callers above callees on equal periods).
-        if let Some(p) = cgp.filter(|p| p.children) {
-            let o = b.acc_period().cmp(&a.acc_period());
-            if o != Ordering::Equal {
-                return o;
-            }
-            if a.thread == b.thread && p.enabled {
-                let depth = |e: &Entry| e.cg.as_ref().map_or(0, |c| c.tree.max_depth);
-                let o = if p.order == Order::Caller {
-                    depth(b).cmp(&depth(a))
-                } else {
-                    depth(a).cmp(&depth(b))
-                };
-                if o != Ordering::Equal {
-                    return o;
-                }
-            }
+        // --children: perf's overhead_children key first.
+        let o = children_cmp(a, b);
+        if o != Ordering::Equal {
+            return o;
         }
         let o = b.period.cmp(&a.period);
         if o != Ordering::Equal {

@@ -560,6 +560,8 @@ fn write_hists(
                         ));
                     }
                 }
+                // perf's `overhead_children` without --children: N/A.
+                Field::Children if !children(data) => line.push_str(&format!("{:>8}", "N/A")),
                 Field::Children => line.push_str(&format!(
                     "{:>8}",
                     format!("{:.2}%", pct(e.acc_period(), totals[0]))
@@ -635,6 +637,7 @@ fn write_sep_line(
                 }
                 (v, 8 * totals.len())
             }
+            Field::Children if !children(data) => (" N/A".to_string(), 8),
             Field::Children => (format!(" {:.2}%", pct(e.acc_period(), totals[0])), 8),
             Field::Sample | Field::Period => {
                 let (v, g) = if *f == Field::Sample {
