@@ -37,6 +37,10 @@ const QUIPPER: &[&str] = &[
     "perf.data.group_desc-4.14",
     "perf.data.hw_and_sw-3.4",
     "perf.data.systemwide.0-3.8",
+    // Unresolved kernel entries of equal period: -n orders them by samples.
+    "perf.data.forkexit-3.8",
+    // Pipe-mode data read from a path: -g without callchains is no error.
+    "perf.data.piped.header_features-4.16",
 ];
 
 fn files() -> Vec<PathBuf> {
@@ -201,6 +205,8 @@ fn columns_and_layout_options_match_perf() {
             &["-t", "|", "-n", "--show-total-period"],
             &["-q"],
             &["-q", "--sort", "pid"],
+            &["-n", "--sort", "dso,sym"],
+            &["-g", "caller", "--sort", "comm"],
         ],
     );
 }

@@ -1028,7 +1028,11 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
     }
     let cg_on = cgp.enabled || cgp.children;
     let want_parent = want(SortKey::Parent) && has_callchain;
-    options.callgraph_missing = options.callgraph_required && !has_callchain;
+    // perf checks this for file-mode data only (a pipe-mode file given
+    // with -i too).
+    options.callgraph_missing = options.callgraph_required
+        && !has_callchain
+        && file.mode() != prec_format::read::Mode::Pipe;
     options.parent_no_callchain = want(SortKey::Parent) && !has_callchain;
     let parent_re = want(SortKey::Parent).then(|| Regex::new(&options.parent_regex));
     let chain_params = ChainParams {
@@ -1897,6 +1901,7 @@ fn sort_entries(data: &mut ReportData, hi: usize) {
         Ordering::Equal
     };
     let sort_list = d.options.sort_list.clone();
+    let show_nr_samples = d.options.show_nr_samples;
     // perf's overhead_children key (__hpp__sort_acc: callers above callees
     // on equal periods); nothing without --children.
     let children_cmp = |a: &Entry, b: &Entry| -> Ordering {
@@ -1950,6 +1955,11 @@ fn sort_entries(data: &mut ReportData, hi: usize) {
             if o != Ordering::Equal {
                 return o;
             }
+        }
+        // perf appends the output fields that are not sort keys (-n's
+        // samples) to the sort list.
+        if show_nr_samples {
+            return b.nr_samples.cmp(&a.nr_samples);
         }
         Ordering::Equal
     };
