@@ -50,6 +50,7 @@ fn demangle_cpp(name: &str) -> Option<String> {
         }
     }
     if let Some(rest) = body.strip_prefix("GTt") {
+        let rest = rest.split('.').next().unwrap_or(rest);
         return Some(format!(
             "transaction clone for {}",
             cpp(&format!("_Z{rest}"), true)?
@@ -77,6 +78,9 @@ fn demangle_cpp(name: &str) -> Option<String> {
             } else {
                 r = skip_offsets(r, offsets)?;
             }
+            // Clone suffixes (`.llvm.123`) are only printed with
+            // DMGL_PARAMS, which applies to the nested encoding alone.
+            let r = r.split('.').next().unwrap_or(r);
             return Some(format!("{prefix}{}", cpp(&format!("_Z{r}"), true)?));
         }
     }
@@ -477,6 +481,11 @@ mod tests {
         assert_eq!(
             demangle("_ZZ4mainENKUlvE_clEv").as_deref(),
             Some("main::{lambda()#1}::operator()")
+        );
+        assert_eq!(
+            demangle("_ZThn32_N12_GLOBAL__N_113MPPassManagerD0Ev.llvm.2049004417421520800")
+                .as_deref(),
+            Some("non-virtual thunk to (anonymous namespace)::MPPassManager::~MPPassManager()")
         );
         assert_eq!(demangle("main"), None);
         assert_eq!(demangle("_Zgarbage"), None);
