@@ -628,6 +628,7 @@ pub struct Resolver {
     /// All symbols handed out; index with [`SymId`].
     pub syms: Vec<Sym>,
     kernel_ok: Option<bool>,
+    kernel_delta: Option<u64>,
     srclines: HashMap<(DsoId, u64), (Option<StrId>, Option<StrId>)>,
     /// `--full-source-path`: srclines with the DWARF file path.
     pub full_source_path: bool,
@@ -643,6 +644,7 @@ impl Resolver {
             by_start: HashMap::default(),
             syms: Vec::new(),
             kernel_ok: None,
+            kernel_delta: None,
             srclines: HashMap::default(),
             full_source_path: false,
         }
@@ -688,6 +690,24 @@ impl Resolver {
         ok
     }
 
+    /// perf's `kallsyms__delta`: how far the running kernel's `_text` (the
+    /// kernel MMAP's reference symbol) is from where it was when recorded.
+    fn kernel_delta(&mut self, machine: &Machine) -> u64 {
+        if let Some(d) = self.kernel_delta {
+            return d;
+        }
+        let d = machine
+            .kernel_ref
+            .as_ref()
+            .and_then(|(name, recorded)| {
+                let running = self.symbolizer.kernel_ref_address(name)?;
+                Some(running.wrapping_sub(*recorded))
+            })
+            .unwrap_or(0);
+        self.kernel_delta = Some(d);
+        d
+    }
+
     /// perf's `thread__find_symbol` after the map lookup: the symbol at
     /// `addr` (= `map.map_ip(ip)`) of `map`, cached per (DSO, addr).
     pub fn symbol(
@@ -708,10 +728,19 @@ impl Resolver {
         let found = match dso.kind {
             DsoKind::Kernel | DsoKind::Module => {
                 if self.kernel_allowed(machine, map.dso) {
-                    self.symbolizer.kernel_symbol(ip).map(|s| {
-                        let start = map.map_ip(s.start);
-                        (s.name, start, start.wrapping_add(s.size))
-                    })
+                    // perf relocates the kernel's symbols to the recorded
+                    // boot's addresses (KASLR), not the modules'.
+                    let delta = if dso.kind == DsoKind::Kernel {
+                        self.kernel_delta(machine)
+                    } else {
+                        0
+                    };
+                    self.symbolizer
+                        .kernel_symbol(ip.wrapping_add(delta))
+                        .map(|s| {
+                            let start = map.map_ip(s.start.wrapping_sub(delta));
+                            (s.name, start, start.wrapping_add(s.size))
+                        })
                 } else {
                     None
                 }
@@ -990,6 +1019,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
         by_start: HashMap::default(),
         syms: Vec::new(),
         kernel_ok: None,
+        kernel_delta: None,
         srclines: HashMap::default(),
         full_source_path: options.full_source_path,
     };
@@ -1618,7 +1648,10 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
     } else {
         None
     };
-    let groups = make_groups(&hists, &group_descs, options.group, attrs.len());
+    // perf forces its --group leader before a pipe's attrs arrive, so
+    // there it groups nothing.
+    let force_group = options.group && file.mode() != prec_format::read::Mode::Pipe;
+    let groups = make_groups(&hists, &group_descs, force_group, attrs.len());
     let mut data = ReportData {
         hists,
         groups,

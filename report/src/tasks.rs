@@ -113,6 +113,10 @@ pub struct Machine {
     pub comms: Comms,
     /// Whether the kernel map was seen.
     pub has_kernel_map: bool,
+    /// perf's `ref_reloc_sym`: the kernel MMAP's name suffix (`_text`) and
+    /// that symbol's address when recorded (the record's pgoff), to
+    /// relocate kernel symbols of another boot (KASLR).
+    pub kernel_ref: Option<(String, u64)>,
 }
 
 impl Default for Machine {
@@ -132,6 +136,7 @@ impl Machine {
             dsos: Dsos::default(),
             comms: Comms::default(),
             has_kernel_map: false,
+            kernel_ref: None,
         };
         let idle = m.findnew(0, 0);
         let swapper = m.comms.intern("swapper");
@@ -280,7 +285,7 @@ impl Machine {
     ) {
         let name = String::from_utf8_lossy(filename);
         if cpumode == misc::KERNEL || cpumode == misc::GUEST_KERNEL {
-            self.kernel_mmap(&name, start, len, build_id);
+            self.kernel_mmap(&name, start, len, pgoff, build_id);
             return;
         }
         let id = self.findnew(pid, tid);
@@ -318,7 +323,14 @@ impl Machine {
         self.maps[maps.0 as usize].insert(map);
     }
 
-    fn kernel_mmap(&mut self, name: &str, start: u64, len: u64, build_id: Option<&[u8]>) {
+    fn kernel_mmap(
+        &mut self,
+        name: &str,
+        start: u64,
+        len: u64,
+        pgoff: u64,
+        build_id: Option<&[u8]>,
+    ) {
         let is_kernel = name.starts_with("[kernel.kallsyms]") || name.starts_with("[guest.kernel");
         if name.starts_with('/') || (!is_kernel && name.starts_with('[')) {
             let dso = self.dsos.findnew(name, DsoKind::Module);
@@ -360,6 +372,11 @@ impl Machine {
                 identity: true,
             });
             self.has_kernel_map = true;
+            // A zero pgoff means addresses were hidden when recording.
+            let ref_name = name.split_once(']').map_or("", |(_, r)| r);
+            if pgoff != 0 && !ref_name.is_empty() {
+                self.kernel_ref = Some((ref_name.to_string(), pgoff));
+            }
         }
     }
 

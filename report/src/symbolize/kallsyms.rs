@@ -17,10 +17,37 @@ use std::path::{Path, PathBuf};
 use super::symtab::{Binding, Sym, SymbolTable};
 use super::FileBytes;
 
+/// Addresses of the symbols perf relocates kernel symbols by (its
+/// `ref_reloc_sym`, named in the kernel MMAP record: `[kernel.kallsyms]_text`).
+/// Kept apart: the symbol table drops them as duplicates of `startup_64`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct RefAddrs {
+    text: Option<u64>,
+    stext: Option<u64>,
+}
+
+impl RefAddrs {
+    /// The address of `_text` or `_stext`.
+    pub fn get(&self, name: &str) -> Option<u64> {
+        match name {
+            "_text" => self.text,
+            "_stext" => self.stext,
+            _ => None,
+        }
+    }
+}
+
+/// A parsed kallsyms.
+pub(crate) struct Kallsyms {
+    pub table: SymbolTable,
+    pub refs: RefAddrs,
+}
+
 /// Parses kallsyms text (text symbols only: `T`/`t`/`W`/`w`). Returns
 /// `None` when every address is zero (`kernel.kptr_restrict` hides them).
-pub(crate) fn parse(text: &[u8]) -> Option<SymbolTable> {
+pub(crate) fn parse(text: &[u8]) -> Option<Kallsyms> {
     let mut syms = Vec::new();
+    let mut refs = RefAddrs::default();
     let mut any_nonzero = false;
     for line in text.split(|&b| b == b'\n') {
         let mut fields = line
@@ -43,6 +70,11 @@ pub(crate) fn parse(text: &[u8]) -> Option<SymbolTable> {
             Some(b'W' | b'w') => Binding::Weak,
             _ => continue,
         };
+        match name {
+            b"_text" => refs.text = Some(addr),
+            b"_stext" => refs.stext = Some(addr),
+            _ => {}
+        }
         let mut sym = Sym::new(addr, 0, binding, &String::from_utf8_lossy(name));
         if let Some(m) = fields.next() {
             let m = String::from_utf8_lossy(m);
@@ -50,15 +82,18 @@ pub(crate) fn parse(text: &[u8]) -> Option<SymbolTable> {
         }
         syms.push(sym);
     }
-    any_nonzero.then(|| SymbolTable::build(syms, true, false))
+    any_nonzero.then(|| Kallsyms {
+        table: SymbolTable::build(syms, true, false),
+        refs,
+    })
 }
 
 /// The core kernel's part of a full table, encoded for the cache: every
 /// symbol before the first module symbol except the last, whose end depends
 /// on what follows it. `None` when module symbols are interleaved with the
 /// core's (then only the full table is right).
-pub(crate) fn encode_core(full: &SymbolTable) -> Option<Vec<u8>> {
-    let syms = full.syms();
+pub(crate) fn encode_core(full: &Kallsyms) -> Option<Vec<u8>> {
+    let syms = full.table.syms();
     let core_len = syms
         .iter()
         .position(|s| s.module.is_some())
@@ -75,6 +110,8 @@ pub(crate) fn encode_core(full: &SymbolTable) -> Option<Vec<u8>> {
         syms[core_len - 1].start,
         kept.len() as u64,
         names_len as u64,
+        full.refs.text.unwrap_or(NO_ADDR),
+        full.refs.stext.unwrap_or(NO_ADDR),
     ] {
         out.extend_from_slice(&v.to_le_bytes());
     }
@@ -102,15 +139,19 @@ pub(crate) fn encode_core(full: &SymbolTable) -> Option<Vec<u8>> {
 /// kallsyms names are at most KSYM_NAME_LEN (512) bytes; the cache stores
 /// lengths in 16 bits.
 const NAME_MAX: usize = u16::MAX as usize;
-const MAGIC: &[u8; 8] = b"PRECKS02";
-/// Magic, core start, core end, symbol count, names length.
-const HEADER: usize = 8 + 4 * 8;
+const MAGIC: &[u8; 8] = b"PRECKS03";
+/// Magic, core start, core end, symbol count, names length, `_text`,
+/// `_stext`.
+const HEADER: usize = 8 + 6 * 8;
+/// A missing `_text`/`_stext` in the cache.
+const NO_ADDR: u64 = u64::MAX;
 /// start, end, name offset (u32), name length (u16), binding, padding.
 const ENTRY: usize = 8 + 8 + 4 + 2 + 1 + 1;
 
 /// The cached core kernel symbols, searched in place (no per-symbol
 /// allocation: the file is memory-mapped when the loader maps).
 pub(crate) struct CoreSymbols {
+    pub refs: RefAddrs,
     data: FileBytes,
     start: u64,
     end: u64,
@@ -140,6 +181,11 @@ impl CoreSymbols {
         let (start, end) = (field(0)?, field(1)?);
         let count = usize::try_from(field(2)?).ok()?;
         let names_len = usize::try_from(field(3)?).ok()?;
+        let addr = |v: u64| (v != NO_ADDR).then_some(v);
+        let refs = RefAddrs {
+            text: addr(field(4)?),
+            stext: addr(field(5)?),
+        };
         let size = count
             .checked_mul(ENTRY)?
             .checked_add(HEADER)?
@@ -148,6 +194,7 @@ impl CoreSymbols {
             return None;
         }
         let core = CoreSymbols {
+            refs,
             data,
             start,
             end,
@@ -256,15 +303,16 @@ mod tests {
         ffffffffc0000000 t mod_fn\t[ext4]\n\
         ffffffffc0000100 t bpf_prog_1\t[bpf]\n";
 
-    fn core_of(full: &SymbolTable) -> CoreSymbols {
+    fn core_of(full: &Kallsyms) -> CoreSymbols {
         CoreSymbols::new(FileBytes::new(encode_core(full).expect("core part"))).expect("valid")
     }
 
-    fn same(core: &CoreSymbols, full: &SymbolTable, addr: u64) {
+    fn same(core: &CoreSymbols, full: &Kallsyms, addr: u64) {
         let got = core
             .find(addr)
             .map(|c| (c.start, c.end, c.name.to_string()));
         let want = full
+            .table
             .find(addr)
             .map(|s| (s.start, s.end, s.name.to_string()));
         assert_eq!(got, want, "{addr:#x}");
@@ -274,6 +322,8 @@ mod tests {
     fn core_cache_answers_like_the_full_table() {
         let full = parse(TEXT).expect("nonzero");
         let core = core_of(&full);
+        assert_eq!(core.refs.get("_stext"), Some(0xffffffff81000000));
+        assert_eq!(core.refs.get("_text"), None);
         // The last core symbol (_etext) is left to the full table.
         assert!(core.covers(0xffffffff81000000));
         assert!(!core.covers(0xffffffff81000100));
@@ -315,7 +365,9 @@ mod tests {
             return; // restricted for this user
         };
         let core = core_of(&full);
-        for s in full.syms().iter().filter(|s| core.covers(s.start)) {
+        assert_eq!(core.refs, full.refs);
+        assert!(full.refs.get("_text").is_some());
+        for s in full.table.syms().iter().filter(|s| core.covers(s.start)) {
             same(&core, &full, s.start);
             same(&core, &full, s.end - 1);
         }

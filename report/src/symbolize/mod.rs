@@ -242,7 +242,7 @@ pub struct Symbolizer {
     binaries: Vec<Binary>,
     by_key: HashMap<(String, Vec<u8>), Option<BinaryId>>,
     /// The whole kallsyms table (core kernel, modules, BPF).
-    kallsyms: Loaded<SymbolTable>,
+    kallsyms: Loaded<kallsyms::Kallsyms>,
     /// kallsyms being read and parsed in the background
     /// ([`Symbolizer::prefetch_kallsyms`]).
     kallsyms_prefetch: Option<std::thread::JoinHandle<KallsymsRead>>,
@@ -835,11 +835,28 @@ impl Symbolizer {
         if matches!(self.kallsyms, Loaded::Pending) {
             self.load_kallsyms();
         }
-        let Loaded::Ok(table) = &self.kallsyms else {
+        let Loaded::Ok(k) = &self.kallsyms else {
             return None;
         };
-        let sym = table.find(addr)?;
+        let sym = k.table.find(addr)?;
         Some(Self::info_of(Cow::Borrowed(&sym.name), sym))
+    }
+
+    /// The running kernel's address of `_text` or `_stext` (perf's
+    /// `ref_reloc_sym`), from kallsyms like [`Self::kernel_symbol`].
+    pub fn kernel_ref_address(&mut self, name: &str) -> Option<u64> {
+        if matches!(self.kallsyms, Loaded::Pending) && self.kallsyms_prefetch.is_none() {
+            if let Some(core) = self.core_kallsyms() {
+                return core.refs.get(name);
+            }
+        }
+        if matches!(self.kallsyms, Loaded::Pending) {
+            self.load_kallsyms();
+        }
+        match &self.kallsyms {
+            Loaded::Ok(k) => k.refs.get(name),
+            _ => None,
+        }
     }
 
     /// Symbol of JIT-compiled code from `/tmp/perf-PID.map` (lines
@@ -1048,7 +1065,7 @@ fn load_dwarf(data: &[u8]) -> Result<addr2line::Context<DwarfReader>, String> {
 
 /// What reading kallsyms gives: the table, `None` when the addresses are
 /// hidden, or the read error.
-type KallsymsRead = std::io::Result<Option<SymbolTable>>;
+type KallsymsRead = std::io::Result<Option<kallsyms::Kallsyms>>;
 
 /// Reads and parses kallsyms at `path`; with `cache`, also stores the core
 /// kernel's part for the rest of this boot.
