@@ -69,6 +69,15 @@ impl Input {
         })
     }
 
+    /// Lets the pages of a mapped input before `end` leave memory (see
+    /// [`prec_record::mapped::MappedFile::release_prefix`]); nothing for
+    /// standard input.
+    pub fn release_prefix(&self, end: u64) {
+        if let Bytes::Mapped(m) = &self.bytes {
+            m.release_prefix(usize::try_from(end).unwrap_or(usize::MAX));
+        }
+    }
+
     /// The whole input.
     pub fn bytes(&self) -> &[u8] {
         match &self.bytes {

@@ -24,6 +24,24 @@ impl MappedFile {
         Ok(MappedFile { map })
     }
 
+    /// Drops the pages before `end` from the resident set, so that reading
+    /// a large file once does not keep all of it in memory (perf reads its
+    /// input through a sliding window for the same reason). The bytes stay
+    /// readable: a later access reads them from the file again.
+    pub fn release_prefix(&self, end: usize) {
+        let end = end.min(self.map.len()) & !4095;
+        if end == 0 {
+            return;
+        }
+        // SAFETY: the mapping is a read-only file mapping that was never
+        // written, so MADV_DONTNEED only drops clean page-cache references;
+        // later reads fault the same file contents back in.
+        let _ = unsafe {
+            self.map
+                .unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, 0, end)
+        };
+    }
+
     /// Opens and maps `path`.
     pub fn open(path: &Path) -> io::Result<MappedFile> {
         MappedFile::map(&File::open(path)?)

@@ -133,6 +133,8 @@ pub enum Field {
 /// What to report.
 #[derive(Clone)]
 pub struct Options {
+    /// Called as the read advances, like [`crate::script::ScriptOptions::release`].
+    pub release: Option<crate::script::ReleaseHook>,
     /// Sort keys (default `comm,dso,sym`).
     pub sort: Vec<SortKey>,
     /// Explicit output fields (`-F`); `None` = overhead [+ samples] + keys.
@@ -198,6 +200,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
+            release: None,
             sort: vec![SortKey::Comm, SortKey::Dso, SortKey::Sym],
             fields: None,
             show_nr_samples: false,
@@ -1079,6 +1082,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
     let mut callchain_period = vec![0u64; attrs.len()];
 
     let mut records = file.ordered_records();
+    let mut released = 0u64;
     for r in &mut records {
         let r = match r {
             Ok(r) => r,
@@ -1091,6 +1095,12 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
             }
         };
         let kind = r.header.kind;
+        if r.offset >= released.saturating_add(crate::script::RELEASE_STEP) {
+            if let Some(release) = &options.release {
+                release(r.offset - crate::script::RELEASE_STEP / 2);
+            }
+            released = r.offset;
+        }
         if !kind.is_kernel() {
             continue;
         }

@@ -169,8 +169,13 @@ fn options(args: &ReportArgs) -> Result<Options> {
 }
 
 pub fn run(args: ReportArgs) -> Result<ExitCode> {
-    let opts = options(&args)?;
-    let input = Input::open(&args.data.input)?;
+    let mut opts = options(&args)?;
+    let input = std::sync::Arc::new(Input::open(&args.data.input)?);
+    // A large input need not stay resident once read.
+    let mapped = input.clone();
+    opts.release = Some(std::sync::Arc::new(move |offset| {
+        mapped.release_prefix(offset)
+    }));
     let file = input.parse()?;
     if args.dump_raw_trace || args.stats {
         return dump_or_stats(&args, &input, &file);

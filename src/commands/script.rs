@@ -90,8 +90,13 @@ fn options(args: &ScriptArgs) -> Result<ScriptOptions> {
 }
 
 pub fn run(args: ScriptArgs) -> Result<ExitCode> {
-    let opts = options(&args)?;
-    let input = Input::open(&args.data.input)?;
+    let mut opts = options(&args)?;
+    let input = std::sync::Arc::new(Input::open(&args.data.input)?);
+    // A large input need not stay resident once read.
+    let mapped = input.clone();
+    opts.release = Some(std::sync::Arc::new(move |offset| {
+        mapped.release_prefix(offset)
+    }));
     let file = input.parse()?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
