@@ -22,8 +22,10 @@ enum Bytes {
 }
 
 impl Input {
-    /// Opens `path`, or standard input for `-`.
-    pub fn open(path: &Path) -> Result<Input> {
+    /// Opens `path`, or standard input for `-`. Unless `force`, a file must
+    /// belong to the current user or root, as perf requires (`-f`
+    /// overrides).
+    pub fn open(path: &Path, force: bool) -> Result<Input> {
         if path == Path::new("-") {
             let mut buf = Vec::new();
             std::io::stdin()
@@ -48,6 +50,14 @@ impl Input {
             .with_context(|| format!("cannot stat {name}"))?;
         if meta.is_dir() {
             anyhow::bail!("{name} is a directory, expected a perf.data file");
+        }
+        {
+            use std::os::unix::fs::MetadataExt;
+            // The owner of /proc/self is this process's effective uid.
+            let euid = std::fs::metadata("/proc/self").map(|m| m.uid()).ok();
+            if !force && meta.uid() != 0 && euid.is_some_and(|u| u != meta.uid()) {
+                anyhow::bail!("File {name} not owned by current user or root (use -f to override)");
+            }
         }
         let bytes = if meta.len() == 0 {
             Bytes::Owned(Vec::new())

@@ -289,3 +289,41 @@ fn damaged_files_never_panic_or_hang() {
         failures[..failures.len().min(30)].join("\n\n")
     );
 }
+
+/// perf refuses a file owned by another user (not root) unless `-f`; so
+/// does prec, with the same message.
+#[test]
+fn foreign_owner_needs_force_like_perf() {
+    let is_root = fs::metadata("/proc/self")
+        .map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)
+        .unwrap_or(false);
+    if !is_root {
+        eprintln!("SKIPPED: needs root to give the file away");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("prec-owner-{}", std::process::id()));
+    fs::create_dir_all(&dir).expect("tmpdir");
+    let file = dir.join("perf.data");
+    fs::copy(own_fixture("hot3-default.data"), &file).expect("copy");
+    std::os::unix::fs::chown(&file, Some(65534), None).expect("chown nobody");
+    for tool in ["report", "script"] {
+        let o = prec().args([tool, "-i"]).arg(&file).output().expect("prec");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{tool}: {err}");
+        assert!(
+            err.contains("not owned by current user or root (use -f to override)"),
+            "{err}"
+        );
+        let o = prec()
+            .args([tool, "-f", "-i"])
+            .arg(&file)
+            .output()
+            .expect("prec");
+        assert!(o.status.success() && !o.stdout.is_empty(), "{tool} -f");
+        if require_perf() {
+            let p = perf().args([tool, "-i"]).arg(&file).output().expect("perf");
+            assert!(!p.status.success(), "perf {tool} read it");
+        }
+    }
+    let _ = fs::remove_dir_all(&dir);
+}

@@ -24,7 +24,7 @@ pub fn run(args: FlamegraphArgs) -> Result<ExitCode> {
             )
         }
         None => {
-            let input = Input::open(&args.input)?;
+            let input = Input::open(&args.input, true)?;
             let file = input.parse()?;
             let mut o = ScriptOptions::new();
             o.max_stack = args.max_stack;

@@ -22,7 +22,7 @@ pub fn run(args: InjectArgs) -> Result<ExitCode> {
         "big" => Endian::Big,
         other => bail!("--byte-order: expected native, little or big, got '{other}'"),
     };
-    let input = Input::open(&args.input)?;
+    let input = Input::open(&args.input, true)?;
     let file = input.parse()?;
     for w in file.warnings() {
         eprintln!("prec: warning: {}: {w}", input.name);

@@ -170,7 +170,7 @@ fn options(args: &ReportArgs) -> Result<Options> {
 
 pub fn run(args: ReportArgs) -> Result<ExitCode> {
     let mut opts = options(&args)?;
-    let input = std::sync::Arc::new(Input::open(&args.data.input)?);
+    let input = std::sync::Arc::new(Input::open(&args.data.input, args.data.force)?);
     // A large input need not stay resident once read.
     let mapped = input.clone();
     opts.release = Some(std::sync::Arc::new(move |offset| {
