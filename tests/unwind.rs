@@ -12,6 +12,8 @@
 //! * `other_programs_match_perf_script`: threads, fork+exec, C++, Rust
 //!   (lld layout: text vaddr != offset) and dlopen, >= 95 % equal chains
 //!   (fork+exec: >= 95 % reach `main`; see the test for perf's flakiness).
+//! * `pc_without_fde_matches_perf_script`: a hot leaf no FDE covers; perf's
+//!   libunwind guesses the frame from rbp, prec must do the same.
 //! * `bad_input_is_counted_not_fatal`: zero-sized and oversized stack copies,
 //!   ABI 0, garbage registers and stacks.
 //!
@@ -367,6 +369,58 @@ fn other_programs_match_perf_script() {
             );
         }
     }
+}
+
+/// A pc no `.eh_frame_hdr` entry covers (the fixture's hot leaf is
+/// top-level asm without CFI): perf's libunwind does not use the CFI there
+/// but guesses a frame from rbp (`[rbp + 8]` is taken as the return
+/// address, so the leaf's real caller `middle` is skipped and the chain goes
+/// on from `outer`). prec must give the same whole chains.
+#[test]
+fn pc_without_fde_matches_perf_script() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let data = record_dwarf(&dir, "nocfi", &fixture_bin("nocfi"), &["300"]);
+    let c = compare(&data);
+    report("nocfi", &c);
+    assert!(c.samples >= 20, "too few samples: {}", c.samples);
+    assert!(
+        pct(c.equal_syms, c.samples) >= 95.0 && pct(c.equal_addrs, c.samples) >= 95.0,
+        "only {:.1} % / {:.1} % of the chains equal perf's",
+        pct(c.equal_syms, c.samples),
+        pct(c.equal_addrs, c.samples)
+    );
+    // The case itself was seen: samples in the leaf, unwound past it.
+    let (mine, _) = unwind_file(&data);
+    let in_leaf: Vec<&Unwound> = mine
+        .iter()
+        .filter(|u| {
+            u.frames
+                .first()
+                .is_some_and(|f| f.1.iter().any(|n| n == "spin_nocfi"))
+        })
+        .collect();
+    assert!(
+        in_leaf.len() >= 20,
+        "only {} samples in the leaf",
+        in_leaf.len()
+    );
+    let skips_middle = in_leaf
+        .iter()
+        .filter(|u| {
+            u.frames
+                .get(1)
+                .is_some_and(|f| f.1.iter().any(|n| n == "outer"))
+                && u.frames.iter().any(|f| f.1.iter().any(|n| n == "main"))
+        })
+        .count();
+    assert!(
+        pct(skips_middle, in_leaf.len()) >= 95.0,
+        "only {skips_middle} of {} leaf samples continue at outer (perf's frame-chain guess)",
+        in_leaf.len()
+    );
 }
 
 #[test]

@@ -52,6 +52,11 @@
 //!   `0xffffffffffffffff` entry in the
 //!   [`callchain::Unwinder`](crate::callchain::Unwinder) output, not in
 //!   [`UnwindResult::frames`], which holds only real addresses.
+//! * Where the `.eh_frame_hdr` table has no FDE for the pc, perf's
+//!   libunwind does not use any CFI but guesses the frame from rbp
+//!   (`frame_chain`: taken only if `sp <= rbp <= sp + 0x4000`); prec does
+//!   the same instead of framehop's own fallback. perf's `access_mem` never
+//!   serves the stack copy's last 8 bytes, and neither does prec.
 //! * Unwinding stops when the pc is in no map or in a map without a
 //!   readable binary (perf's libunwind cannot find unwind info there either),
 //!   at the root of the stack (`_start`, `clone3`), or after
@@ -382,8 +387,16 @@ impl ModuleSectionInfo<SectionBytes> for ModuleSections {
 /// One map known to a process's framehop unwinder.
 struct Entry {
     map: Map,
-    /// Whether a framehop module was added for it.
-    loaded: bool,
+    /// The unwind sections and bias (AVMA - SVMA) of the framehop module
+    /// added for it; `None` when no module could be made.
+    module: Option<ModuleInfo>,
+}
+
+/// What the unwind loop needs of a module besides framehop's view.
+#[derive(Clone)]
+struct ModuleInfo {
+    info: Arc<BinaryUnwindInfo>,
+    bias: u64,
 }
 
 /// Per-process module list.
@@ -516,6 +529,13 @@ impl DwarfUnwinder {
             let off = addr.checked_sub(sp).ok_or(())?;
             let off = usize::try_from(off).map_err(|_| ())?;
             let end = off.checked_add(8).ok_or(())?;
+            // perf's access_mem (unwind-libunwind-local.c) serves a word
+            // from the stack copy only if `addr + 8 < sp + dyn_size`: the
+            // copy's last word is never read (the read then goes to the
+            // [stack] map's "file" and fails).
+            if end >= data.len() {
+                return Err(());
+            }
             let b = data.get(off..end).ok_or(())?;
             let mut w = [0u8; 8];
             w.copy_from_slice(b);
@@ -531,9 +551,28 @@ impl DwarfUnwinder {
                 break StopReason::MaxFrames;
             }
             let pc = addr.address();
-            match self.ensure_module(pid, pc, space, symbolizer) {
-                Ok(()) => {}
+            let module = match self.ensure_module(pid, pc, space, symbolizer) {
+                Ok(m) => m,
                 Err(stop) => break stop,
+            };
+            // perf's libunwind finds the FDE through `.eh_frame_hdr`; where
+            // that table has none for the pc, libunwind does not use the
+            // CFI at all but guesses a frame from rbp (see frame_chain).
+            let lookup = addr.address_for_lookup().wrapping_sub(module.bias);
+            if hdr_has_fde(&module.info, lookup) == Some(false) {
+                match frame_chain(&mut uregs, &mut read_stack) {
+                    Some(ra) => {
+                        frames.push(ra.wrapping_sub(1));
+                        match FrameAddress::from_return_address(ra) {
+                            Some(next) => {
+                                addr = next;
+                                continue;
+                            }
+                            None => break StopReason::Complete,
+                        }
+                    }
+                    None => break StopReason::NoUnwindInfo,
+                }
             }
             let Some(process) = self.processes.get(&pid) else {
                 break StopReason::Error;
@@ -569,16 +608,12 @@ impl DwarfUnwinder {
         pc: u64,
         space: &mut dyn AddressSpace,
         symbolizer: &mut Symbolizer,
-    ) -> Result<(), StopReason> {
+    ) -> Result<ModuleInfo, StopReason> {
         let map = space.find_map(pc).ok_or(StopReason::Unmapped)?;
         let process = self.processes.entry(pid).or_default();
         if let Some((_, e)) = process.entries.range(..=pc).next_back() {
             if e.map == map {
-                return if e.loaded {
-                    Ok(())
-                } else {
-                    Err(StopReason::NoUnwindInfo)
-                };
+                return e.module.clone().ok_or(StopReason::NoUnwindInfo);
             }
         }
         // The process's maps changed here: drop what the new map covers.
@@ -589,22 +624,28 @@ impl DwarfUnwinder {
             .map(|(&k, _)| k)
             .collect();
         for k in stale {
-            if process.entries.remove(&k).is_some_and(|e| e.loaded) {
+            if process
+                .entries
+                .remove(&k)
+                .is_some_and(|e| e.module.is_some())
+            {
                 process.unwinder.remove_module(k);
             }
         }
         let module = module_for(&mut self.binaries, &map, pc, space, symbolizer);
         let process = self.processes.entry(pid).or_default();
-        let loaded = module.is_some();
-        if let Some(m) = module {
+        let module = module.map(|(m, info)| {
             process.unwinder.add_module(m);
-        }
-        process.entries.insert(map.start, Entry { map, loaded });
-        if loaded {
-            Ok(())
-        } else {
-            Err(StopReason::NoUnwindInfo)
-        }
+            info
+        });
+        process.entries.insert(
+            map.start,
+            Entry {
+                map,
+                module: module.clone(),
+            },
+        );
+        module.ok_or(StopReason::NoUnwindInfo)
     }
 }
 
@@ -615,7 +656,7 @@ fn module_for(
     pc: u64,
     space: &dyn AddressSpace,
     symbolizer: &mut Symbolizer,
-) -> Option<Module<SectionBytes>> {
+) -> Option<(Module<SectionBytes>, ModuleInfo)> {
     if map.identity || map.end <= map.start {
         return None;
     }
@@ -634,12 +675,77 @@ fn module_for(
     // offset-to-vaddr delta differs.
     let svma = symbolizer.to_elf_address(bin, map.start, map.pgoff, pc);
     let bias = pc.wrapping_sub(svma);
-    Some(Module::new(
+    let module = Module::new(
         dso.long_name.clone(),
         map.start..map.end,
         bias,
-        ModuleSections(info),
-    ))
+        ModuleSections(info.clone()),
+    );
+    Some((module, ModuleInfo { info, bias }))
+}
+
+/// Whether the `.eh_frame_hdr` search table of a binary has an FDE covering
+/// `svma`, looked up as libunwind's `dwarf_search_unwind_table` does (the
+/// last table entry at or below the address, then the FDE's own range).
+/// `None` when the binary has no usable `.eh_frame_hdr` table (libunwind
+/// then searches `.debug_frame`; framehop's answer is kept).
+fn hdr_has_fde(info: &BinaryUnwindInfo, svma: u64) -> Option<bool> {
+    use gimli::UnwindSection;
+    let section = |name: &[u8]| {
+        info.sections
+            .iter()
+            .find(|s| s.name == name)
+            .and_then(|s| Some((s.svma.start, s.data.clone()?)))
+    };
+    let (hdr_svma, hdr) = section(b".eh_frame_hdr")?;
+    let (eh_svma, eh) = section(b".eh_frame")?;
+    let mut bases = gimli::BaseAddresses::default()
+        .set_eh_frame_hdr(hdr_svma)
+        .set_eh_frame(eh_svma);
+    if let Some((text_svma, _)) = section(b".text") {
+        bases = bases.set_text(text_svma);
+    }
+    if let Some((got_svma, _)) = section(b".got") {
+        bases = bases.set_got(got_svma);
+    }
+    let parsed = gimli::EhFrameHdr::new(&hdr, gimli::LittleEndian)
+        .parse(&bases, 8)
+        .ok()?;
+    let table = parsed.table()?;
+    let mut eh_frame = gimli::EhFrame::new(&eh, gimli::LittleEndian);
+    eh_frame.set_address_size(8);
+    match table.fde_for_address(&eh_frame, &bases, svma, gimli::EhFrame::cie_from_offset) {
+        Ok(_) => Some(true),
+        Err(gimli::Error::NoUnwindInfoForAddress) => Some(false),
+        Err(_) => None,
+    }
+}
+
+/// libunwind 1.6's x86-64 `unw_step` when `dwarf_step` finds no unwind
+/// info for the pc (perf's libunwind back end): not a PLT stub nor a signal
+/// frame, so it guesses a frame from rbp. The guess is taken only if rbp is
+/// non-zero, `[rbp]` is readable and `cfa <= rbp <= cfa + 0x4000` (the CFA
+/// being the current sp); the return address is then `[rbp + 8]`, the
+/// caller's rbp `[rbp]` and its CFA `cfa + 16` (libunwind does not take
+/// `rbp + 16`). Returns the return address, or `None` where libunwind stops.
+fn frame_chain(
+    regs: &mut UnwindRegsX86_64,
+    read_stack: &mut dyn FnMut(u64) -> Result<u64, ()>,
+) -> Option<u64> {
+    let (sp, rbp) = (regs.sp(), regs.bp());
+    if rbp == 0 {
+        return None;
+    }
+    let rbp1 = read_stack(rbp).ok()?;
+    if rbp < sp || rbp - sp > 0x4000 {
+        return None;
+    }
+    // A zero return address is still a successful step for libunwind (perf
+    // then shows `0 - 1`); the caller ends there.
+    let ra = read_stack(rbp.checked_add(8)?).ok()?;
+    regs.set_sp(sp.wrapping_add(16));
+    regs.set_bp(rbp1);
+    Some(ra)
 }
 
 fn read_file(symbolizer: &Symbolizer, path: &std::path::Path) -> Option<Arc<FileBytes>> {
