@@ -296,13 +296,17 @@ impl Deref for SectionBytes {
     }
 }
 
-/// The sections framehop asks for.
-const SECTIONS: [&[u8]; 5] = [
+/// The sections framehop asks for, and the PLT sections whose code
+/// libunwind's `is_plt_entry` looks at.
+const SECTIONS: [&[u8]; 8] = [
     b".eh_frame",
     b".eh_frame_hdr",
     b".debug_frame",
     b".text",
     b".got",
+    b".plt",
+    b".plt.sec",
+    b".plt.got",
 ];
 
 struct Section {
@@ -560,7 +564,17 @@ impl DwarfUnwinder {
             // CFI at all but guesses a frame from rbp (see frame_chain).
             let lookup = addr.address_for_lookup().wrapping_sub(module.bias);
             if hdr_has_fde(&module.info, lookup) == Some(false) {
-                match frame_chain(&mut uregs, &mut read_stack) {
+                let step = if is_plt_entry(&module.info, pc.wrapping_sub(module.bias)) {
+                    // libunwind: "Like regular frame, CFA = RSP+8, RA =
+                    // [CFA-8], no regs saved."
+                    let sp = uregs.sp();
+                    read_stack(sp)
+                        .ok()
+                        .inspect(|_| uregs.set_sp(sp.wrapping_add(8)))
+                } else {
+                    frame_chain(&mut uregs, &mut read_stack)
+                };
+                match step {
                     Some(ra) => {
                         frames.push(ra.wrapping_sub(1));
                         match FrameAddress::from_return_address(ra) {
@@ -719,6 +733,23 @@ fn hdr_has_fde(info: &BinaryUnwindInfo, svma: u64) -> Option<bool> {
         Err(gimli::Error::NoUnwindInfoForAddress) => Some(false),
         Err(_) => None,
     }
+}
+
+/// libunwind's `is_plt_entry`: the 16 code bytes at the pc look like a
+/// lazy-binding PLT entry (`jmp *x(%rip)`, `push $n`, `jmp plt0`), the pc
+/// being its first byte. Code is read from the binary's PLT and text
+/// sections (perf's `access_dso_mem`).
+fn is_plt_entry(info: &BinaryUnwindInfo, svma: u64) -> bool {
+    let code = info.sections.iter().find_map(|s| {
+        let end = svma.checked_add(16)?;
+        if svma < s.svma.start || end > s.svma.end {
+            return None;
+        }
+        let off = usize::try_from(svma - s.svma.start).ok()?;
+        let data = s.data.as_ref()?;
+        data.get(off..off.checked_add(16)?).map(<[u8]>::to_vec)
+    });
+    code.is_some_and(|c| c[0] == 0xff && c[1] == 0x25 && c[6] == 0x68 && c[11] == 0xe9)
 }
 
 /// libunwind 1.6's x86-64 `unw_step` when `dwarf_step` finds no unwind
