@@ -113,6 +113,30 @@ fn children_field_matches_perf() {
     );
 }
 
+/// --percent-limit also sets the call-graph threshold; perf applies
+/// options in order, so a `-g` threshold after it wins.
+#[test]
+fn percent_limit_and_graph_threshold_order_match_perf() {
+    if !require_perf() {
+        return;
+    }
+    let files: Vec<PathBuf> = ["callgraph-fp-g.data", "callgraph-nofp-dwarf.data"]
+        .iter()
+        .map(|f| own_fixture(f))
+        .collect();
+    check(
+        &files,
+        &[
+            &["--percent-limit", "5", "-g", "graph,0.5"],
+            &["-g", "graph,0.5", "--percent-limit", "5"],
+            &["--percent-limit", "5", "-g", "graph"],
+            &["--percent-limit=5", "--call-graph=fractal,1"],
+            &["--call-graph", "fractal,1", "--percent-limit=5"],
+            &["--no-children", "--percent-limit", "3", "-g", "caller,0.1"],
+        ],
+    );
+}
+
 #[test]
 fn sort_keys_match_perf() {
     if !require_perf() {

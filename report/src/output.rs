@@ -149,17 +149,8 @@ fn write_callgraph(out: &mut dyn Write, data: &ReportData, h: &Hists, e: &Entry)
     let Some(cg) = &data.callgraph else {
         return Ok(());
     };
-    // perf's --percent-limit callback also sets callchain_param.min_percent
-    // (through strtof), so the graph is cut at the same threshold.
-    let limited;
-    let p = if data.options.percent_limit > 0.0 {
-        let mut q = cg.params.clone();
-        q.min_percent = f64::from(data.options.percent_limit as f32);
-        limited = q;
-        &limited
-    } else {
-        &cg.params
-    };
+    // (--percent-limit's effect on the threshold is in the params.)
+    let p = &cg.params;
     let Some(ecg) = e.cg.as_ref().filter(|_| p.enabled) else {
         return Ok(());
     };

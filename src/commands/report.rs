@@ -139,6 +139,23 @@ fn options(args: &ReportArgs) -> Result<Options> {
         }
     }
     o.percent_limit = args.percent_limit.unwrap_or(0.0);
+    if let Some(limit) = args.percent_limit.filter(|l| *l > 0.0) {
+        // perf's --percent-limit callback also sets the call graph
+        // threshold (through strtof); a -g threshold given after it wins.
+        let g_threshold_later = args.call_graph.as_deref().is_some_and(|g| {
+            let mut probe = prec_report::callgraph::Params {
+                min_percent: f64::NAN,
+                ..Default::default()
+            };
+            let has_threshold = prec_report::callgraph::parse_report_opt(g, &mut probe).is_ok()
+                && !probe.min_percent.is_nan();
+            has_threshold
+                && last_position(&["-g", "--call-graph"]) > last_position(&["--percent-limit"])
+        });
+        if !g_threshold_later {
+            o.callgraph.min_percent = f64::from(limit as f32);
+        }
+    }
     o.comms = strings(&args.comms);
     o.dsos = strings(&args.dsos);
     o.symbols = strings(&args.symbols);
@@ -166,6 +183,26 @@ fn options(args: &ReportArgs) -> Result<Options> {
     }));
     o.quiet = args.quiet;
     Ok(o)
+}
+
+/// Index of the last command-line argument spelling one of `options`
+/// (`-g X`, `-gX`, `--call-graph=X`), or `None`: perf applies options in
+/// order, so a later one can override an earlier one's side effect.
+fn last_position(options: &[&str]) -> Option<usize> {
+    let spells = |a: &str| {
+        options.iter().any(|o| {
+            a == *o
+                || a.strip_prefix(o).is_some_and(|rest| {
+                    if o.starts_with("--") {
+                        rest.starts_with('=')
+                    } else {
+                        !rest.is_empty()
+                    }
+                })
+        })
+    };
+    let args: Vec<String> = std::env::args().collect();
+    (1..args.len()).rev().find(|&i| spells(&args[i]))
 }
 
 pub fn run(args: ReportArgs) -> Result<ExitCode> {
