@@ -899,6 +899,38 @@ pub fn parse_time(s: &str) -> Result<(Option<u64>, Option<u64>), String> {
     Ok((conv(a)?, conv(b)?))
 }
 
+/// Adds the DSOs of a BUILD_ID feature table to `machine` with their
+/// build-ids (guest machines are not modelled); returns each one's id and
+/// kind.
+pub(crate) fn add_build_ids(
+    machine: &mut Machine,
+    entries: &[features::BuildIdEntry],
+) -> Vec<(DsoId, DsoKind)> {
+    entries
+        .iter()
+        .map(|e| {
+            let cpumode = e.misc & prec_format::constants::misc::CPUMODE_MASK;
+            let kind = if e.filename.starts_with("[kernel.kallsyms]") {
+                DsoKind::Kernel
+            } else if cpumode == prec_format::constants::misc::KERNEL {
+                DsoKind::Module
+            } else if crate::maps::is_vdso(&e.filename) {
+                DsoKind::Vdso
+            } else {
+                DsoKind::User
+            };
+            let name = if kind == DsoKind::Kernel {
+                "[kernel.kallsyms]"
+            } else {
+                &e.filename
+            };
+            let id = machine.dsos.findnew(name, kind);
+            machine.dsos.set_build_id(id, &e.build_id);
+            (id, kind)
+        })
+        .collect()
+}
+
 /// Reads the file and aggregates its samples.
 pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
     let endian = file.endian();
@@ -947,29 +979,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                 if let Ok(Feature::BuildId(entries)) =
                     features::decode(f.id, f.data, f.offset, endian)
                 {
-                    for e in entries {
-                        let cpumode = e.misc & prec_format::constants::misc::CPUMODE_MASK;
-                        if e.pid != -1 && e.pid != 0 && cpumode != 0 {
-                            // guest machines: not modelled
-                        }
-                        let kernel = cpumode == prec_format::constants::misc::KERNEL;
-                        let kind = if e.filename.starts_with("[kernel.kallsyms]") {
-                            DsoKind::Kernel
-                        } else if kernel {
-                            DsoKind::Module
-                        } else if crate::maps::is_vdso(&e.filename) {
-                            DsoKind::Vdso
-                        } else {
-                            DsoKind::User
-                        };
-                        let name = if kind == DsoKind::Kernel {
-                            "[kernel.kallsyms]"
-                        } else {
-                            &e.filename
-                        };
-                        let id = machine.dsos.findnew(name, kind);
-                        machine.dsos.set_build_id(id, &e.build_id);
-                    }
+                    add_build_ids(&mut machine, &entries);
                 }
             }
             _ => {}

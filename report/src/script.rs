@@ -407,29 +407,13 @@ fn event_names(
     let names = crate::aggregate::event_desc_names(file);
     if let Some(f) = file.feature(FeatureId::BUILD_ID) {
         if let Ok(Feature::BuildId(entries)) = features::decode(f.id, f.data, f.offset, endian) {
-            for e in entries {
-                let cpumode = e.misc & misc::CPUMODE_MASK;
-                let kernel = cpumode == misc::KERNEL;
-                let kind = if e.filename.starts_with("[kernel.kallsyms]") {
-                    DsoKind::Kernel
-                } else if kernel {
-                    DsoKind::Module
-                } else if crate::maps::is_vdso(&e.filename) {
-                    DsoKind::Vdso
-                } else {
-                    DsoKind::User
-                };
-                let name = if kind == DsoKind::Kernel {
-                    "[kernel.kallsyms]"
-                } else {
-                    &e.filename
-                };
-                let id = machine.dsos.findnew(name, kind);
-                machine.dsos.set_build_id(id, &e.build_id);
-                if kind == DsoKind::Module {
-                    bid_modules.insert(id);
-                }
-            }
+            let added = crate::aggregate::add_build_ids(machine, &entries);
+            bid_modules.extend(
+                added
+                    .into_iter()
+                    .filter(|&(_, kind)| kind == DsoKind::Module)
+                    .map(|(id, _)| id),
+            );
         }
     }
     attrs
