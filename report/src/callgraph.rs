@@ -778,116 +778,11 @@ mod tests {
 /// thread only) the result depends on the tree's shape, so the red-black
 /// balancing is reproduced (`__rb_insert`: same cases as CLRS).
 pub fn rb_insertion_order(n: usize, mut left: impl FnMut(usize, usize) -> bool) -> Vec<usize> {
-    const NIL: usize = usize::MAX;
-    let mut l = vec![NIL; n];
-    let mut r = vec![NIL; n];
-    let mut p = vec![NIL; n];
-    let mut red = vec![false; n];
-    let mut root = NIL;
-    // Rotations keep the in-order sequence and fix parent links and root.
-    fn rotate(
-        x: usize,
-        to_left: bool,
-        l: &mut [usize],
-        r: &mut [usize],
-        p: &mut [usize],
-        root: &mut usize,
-    ) {
-        // to_left: x's right child y takes x's place, x becomes y's left.
-        let y = if to_left { r[x] } else { l[x] };
-        let inner = if to_left { l[y] } else { r[y] };
-        if to_left {
-            r[x] = inner;
-        } else {
-            l[x] = inner;
-        }
-        if inner != NIL {
-            p[inner] = x;
-        }
-        let px = p[x];
-        p[y] = px;
-        if px == NIL {
-            *root = y;
-        } else if l[px] == x {
-            l[px] = y;
-        } else {
-            r[px] = y;
-        }
-        if to_left {
-            l[y] = x;
-        } else {
-            r[y] = x;
-        }
-        p[x] = y;
-    }
+    let mut tree = crate::rbtree::RbTree::default();
     for i in 0..n {
-        let mut parent = NIL;
-        let mut cur = root;
-        let mut go_left = false;
-        while cur != NIL {
-            parent = cur;
-            go_left = left(i, cur);
-            cur = if go_left { l[cur] } else { r[cur] };
-        }
-        p[i] = parent;
-        red[i] = true;
-        if parent == NIL {
-            root = i;
-        } else if go_left {
-            l[parent] = i;
-        } else {
-            r[parent] = i;
-        }
-        let mut x = i;
-        loop {
-            let px = p[x];
-            if px == NIL {
-                red[x] = false;
-                break;
-            }
-            if !red[px] {
-                break;
-            }
-            let g = p[px];
-            let parent_is_left = l[g] == px;
-            let uncle = if parent_is_left { r[g] } else { l[g] };
-            if uncle != NIL && red[uncle] {
-                red[px] = false;
-                red[uncle] = false;
-                red[g] = true;
-                x = g;
-                continue;
-            }
-            let mut px = px;
-            let inner = if parent_is_left {
-                r[px] == x
-            } else {
-                l[px] == x
-            };
-            if inner {
-                rotate(px, parent_is_left, &mut l, &mut r, &mut p, &mut root);
-                px = x;
-            }
-            rotate(g, !parent_is_left, &mut l, &mut r, &mut p, &mut root);
-            red[px] = false;
-            red[g] = true;
-            break;
-        }
+        tree.insert_by(0, |existing, _| left(i, existing));
     }
-    // In-order traversal.
-    let mut out = Vec::with_capacity(n);
-    let mut stack = Vec::new();
-    let mut cur = root;
-    while cur != NIL || !stack.is_empty() {
-        while cur != NIL {
-            stack.push(cur);
-            cur = l[cur];
-        }
-        let x = stack.pop().unwrap();
-        out.push(x);
-        cur = r[x];
-    }
-    out
+    tree.in_order()
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ pub mod folded;
 pub mod header;
 pub mod maps;
 pub mod output;
+mod rbtree;
 pub mod script;
 pub mod stats;
 pub mod symbolize;
