@@ -1865,13 +1865,31 @@ fn sort_entries(data: &mut ReportData, hi: usize) {
     let tid = |e: &Entry| d.machine.thread(e.thread).tid;
     let src = |e: &Entry| e.srcline.map_or("??:0", |s| d.strings.get(s));
     let srcfile = |e: &Entry| e.srcfile.map_or("", |s| d.strings.get(s));
+    // Keys whose se_cmp and se_sort agree (all but sym/symoff).
+    let same_cmp = |k: &SortKey, a: &Entry, b: &Entry| -> Ordering {
+        match k {
+            SortKey::Comm => scmp(d.machine.comms.get(a.comm), d.machine.comms.get(b.comm)),
+            SortKey::Pid | SortKey::Tid => tid(a).cmp(&tid(b)),
+            SortKey::Dso => null_last(dso_name(a), dso_name(b), scmp),
+            SortKey::Sym | SortKey::SymOff => Ordering::Equal,
+            SortKey::Srcline => scmp(src(a), src(b)),
+            SortKey::Srcfile => scmp(srcfile(a), srcfile(b)),
+            SortKey::Cpu => (a.cpu as i32).cmp(&(b.cpu as i32)),
+            SortKey::Socket => a.socket.cmp(&b.socket),
+            SortKey::Parent => null_last(a.parent, b.parent, |x, y| {
+                scmp(d.strings.get(x), d.strings.get(y))
+            }),
+            SortKey::DsoFrom
+            | SortKey::DsoTo
+            | SortKey::SymFrom
+            | SortKey::SymTo
+            | SortKey::Cycles => branch_cmp(d, *k, a, b),
+        }
+    };
     // perf's collapsed-tree order (se_cmp of each key).
     let collapse = |a: &Entry, b: &Entry| -> Ordering {
         for k in &keys {
             let o = match k {
-                SortKey::Comm => scmp(d.machine.comms.get(a.comm), d.machine.comms.get(b.comm)),
-                SortKey::Pid | SortKey::Tid => tid(a).cmp(&tid(b)),
-                SortKey::Dso => null_last(dso_name(a), dso_name(b), scmp),
                 SortKey::Sym | SortKey::SymOff => {
                     let o = if a.sym.is_none() && b.sym.is_none() {
                         // perf's _sort__addr_cmp: the signed difference
@@ -1890,18 +1908,7 @@ fn sort_entries(data: &mut ReportData, hi: usize) {
                         o
                     }
                 }
-                SortKey::Srcline => scmp(src(a), src(b)),
-                SortKey::Srcfile => scmp(srcfile(a), srcfile(b)),
-                SortKey::Cpu => (a.cpu as i32).cmp(&(b.cpu as i32)),
-                SortKey::Socket => a.socket.cmp(&b.socket),
-                SortKey::Parent => null_last(a.parent, b.parent, |x, y| {
-                    scmp(d.strings.get(x), d.strings.get(y))
-                }),
-                SortKey::DsoFrom
-                | SortKey::DsoTo
-                | SortKey::SymFrom
-                | SortKey::SymTo
-                | SortKey::Cycles => branch_cmp(d, *k, a, b),
+                _ => same_cmp(k, a, b),
             };
             if o != Ordering::Equal {
                 return o;
@@ -1924,24 +1931,10 @@ fn sort_entries(data: &mut ReportData, hi: usize) {
     // A sort key's `se_sort`.
     let key_sort = |k: &SortKey, a: &Entry, b: &Entry| -> Ordering {
         match k {
-            SortKey::Comm => scmp(d.machine.comms.get(a.comm), d.machine.comms.get(b.comm)),
-            SortKey::Pid | SortKey::Tid => tid(a).cmp(&tid(b)),
-            SortKey::Dso => null_last(dso_name(a), dso_name(b), scmp),
             SortKey::Sym | SortKey::SymOff => null_last(sym_of(a), sym_of(b), |x, y| {
                 scmp(d.strings.get(x.name), d.strings.get(y.name))
             }),
-            SortKey::Srcline => scmp(src(a), src(b)),
-            SortKey::Srcfile => scmp(srcfile(a), srcfile(b)),
-            SortKey::Cpu => (a.cpu as i32).cmp(&(b.cpu as i32)),
-            SortKey::Socket => a.socket.cmp(&b.socket),
-            SortKey::Parent => null_last(a.parent, b.parent, |x, y| {
-                scmp(d.strings.get(x), d.strings.get(y))
-            }),
-            SortKey::DsoFrom
-            | SortKey::DsoTo
-            | SortKey::SymFrom
-            | SortKey::SymTo
-            | SortKey::Cycles => branch_cmp(d, *k, a, b),
+            _ => same_cmp(k, a, b),
         }
     };
     let group_cmp = |a: &Entry, b: &Entry| -> Ordering {
