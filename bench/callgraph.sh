@@ -68,25 +68,7 @@ samples=$("$PERF" report -i "$DATA" --stats 2>/dev/null |
 echo "file: $(du -h "$DATA" | cut -f1), samples: $samples (--call-graph dwarf, -F $FREQ)"
 [ "${samples:-0}" -ge 100000 ] || echo "warning: fewer than 100k samples; pass a larger CPU_SECONDS" >&2
 
-# measure CAP OUT CMD...: prints "secs rss_kb", or ">CAP rss" on timeout
-measure() {
-    local cap=$1 out=$2
-    shift 2
-    if "$TIME" -f '%e %M' -o "$TMP/t" timeout "$cap" "$@" >"$out" 2>/dev/null; then
-        cat "$TMP/t"
-    else
-        local rc=$?
-        if [ "$rc" = 124 ] || grep -q "status 124" "$TMP/t"; then
-            echo ">$cap $(tail -1 "$TMP/t" | awk '{print $2}')"
-        else
-            echo "fail($rc) 0"
-        fi
-    fi
-}
-
-ratio() { # a b -> a/b with one decimal, or "-"
-    awk -v a="${1#>}" -v b="${2#>}" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "-" }'
-}
+. bench/lib.sh
 pct() { # part whole -> percentage
     awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", 100 * a / b; else print "-" }'
 }

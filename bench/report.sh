@@ -41,31 +41,13 @@ samples=$("$PERF" report -i "$DATA" --stdio --sort pid 2>/dev/null |
     awk '/^# Samples:/ {print $3; exit}')
 echo "file: $(du -h "$DATA" | cut -f1), samples: $samples (perf's rounding)"
 
-# measure NAME CAP CMD...: prints "secs rss_kb", or ">CAP rss" on timeout
-measure() {
-    local cap=$1
-    shift
-    if "$TIME" -f '%e %M' -o "$TMP/t" timeout "$cap" "$@" >"$TMP/out" 2>/dev/null; then
-        cat "$TMP/t"
-    else
-        local rc=$?
-        if [ "$rc" = 124 ] || grep -q "status 124" "$TMP/t"; then
-            echo ">$cap $(tail -1 "$TMP/t" | awk '{print $2}')"
-        else
-            echo "fail($rc) 0"
-        fi
-    fi
-}
-
-ratio() { # a b -> a/b with one decimal, or "-"
-    awk -v a="${1#>}" -v b="${2#>}" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "-" }'
-}
+. bench/lib.sh
 
 printf '%-14s %10s %10s %10s %12s %12s %8s\n' key "perf s" "prec s" speedup "perf RSS kB" "prec RSS kB" "RSS %"
 for key in comm,dso,sym srcline; do
     cap=600
-    read -r ps pr < <(measure $cap "$PERF" report -i "$DATA" --stdio --sort "$key")
-    read -r qs qr < <(measure $cap "$PREC" report -i "$DATA" --stdio --sort "$key")
+    read -r ps pr < <(measure $cap "$TMP/out" "$PERF" report -i "$DATA" --stdio --sort "$key")
+    read -r qs qr < <(measure $cap "$TMP/out" "$PREC" report -i "$DATA" --stdio --sort "$key")
     printf '%-14s %10s %10s %10s %12s %12s %8s\n' "$key" "$ps" "$qs" \
         "$(ratio "$ps" "$qs")x" "$pr" "$qr" "$(awk -v a="$qr" -v b="$pr" 'BEGIN { if (b > 0) printf "%.0f", 100 * a / b; else print "-" }')"
 done
