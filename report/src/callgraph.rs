@@ -300,7 +300,14 @@ pub struct CallTree {
     nodes: Vec<TNode>,
     /// perf's `max_depth`: the longest chain appended.
     pub max_depth: usize,
+    /// (node, frame) -> child, for nodes with more than [`WIDE`]
+    /// children: broken frame-pointer chains give a node thousands of
+    /// distinct children, and a scan per append then dominates.
+    wide: HashMap<(u32, FrameId), u32>,
 }
+
+/// Children a node may have before [`CallTree::append`] indexes them.
+const WIDE: usize = 8;
 
 impl Default for CallTree {
     fn default() -> Self {
@@ -314,23 +321,30 @@ impl Default for CallTree {
                 children: Vec::new(),
             }],
             max_depth: 0,
+            wide: HashMap::default(),
         }
     }
 }
 
 impl CallTree {
-    /// perf's `callchain_append`: adds one chain with `period`.
-    pub fn append(&mut self, chain: &[FrameId], period: u64) {
+    /// perf's `callchain_append`: adds one chain with `period`. Returns the
+    /// node that got the hit (None for an empty chain), for
+    /// [`Self::add_hits`].
+    pub fn append(&mut self, chain: &[FrameId], period: u64) -> Option<u32> {
         if chain.is_empty() {
-            return;
+            return None;
         }
         let mut cur = 0u32;
         for &f in chain {
-            let found = self.nodes[cur as usize]
-                .children
-                .iter()
-                .find(|&&(frame, _)| frame == f)
-                .map(|&(_, c)| c);
+            let children = &self.nodes[cur as usize].children;
+            let found = if children.len() > WIDE {
+                self.wide.get(&(cur, f)).copied()
+            } else {
+                children
+                    .iter()
+                    .find(|&&(frame, _)| frame == f)
+                    .map(|&(_, c)| c)
+            };
             cur = match found {
                 Some(c) => c,
                 None => {
@@ -343,15 +357,30 @@ impl CallTree {
                         cumul_count: 0,
                         children: Vec::new(),
                     });
-                    self.nodes[cur as usize].children.push((f, id));
+                    let children = &mut self.nodes[cur as usize].children;
+                    children.push((f, id));
+                    if children.len() == WIDE + 1 {
+                        for &(frame, child) in children.iter() {
+                            self.wide.insert((cur, frame), child);
+                        }
+                    } else if children.len() > WIDE + 1 {
+                        self.wide.insert((cur, f), id);
+                    }
                     id
                 }
             };
         }
-        let n = &mut self.nodes[cur as usize];
-        n.hit += period;
-        n.count += 1;
+        self.add_hits(cur, 1, period);
         self.max_depth = self.max_depth.max(chain.len());
+        Some(cur)
+    }
+
+    /// Adds `count` samples of `period` to `node` (from [`Self::append`]):
+    /// what appending the same chain again would do.
+    pub fn add_hits(&mut self, node: u32, count: u64, period: u64) {
+        let n = &mut self.nodes[node as usize];
+        n.hit += period;
+        n.count += count;
     }
 
     /// Computes cumulated hits and orders children by perf's insertion
@@ -368,6 +397,7 @@ impl CallTree {
             self.nodes[i].cumul = c;
             self.nodes[i].cumul_count = cc;
         }
+        self.wide = HashMap::default();
         for i in 0..self.nodes.len() {
             let mut ch = std::mem::take(&mut self.nodes[i].children);
             // match_chain sends a greater new key left: in-order is
