@@ -157,6 +157,11 @@ impl<'a> U64Slice<'a> {
         self.bytes.len() / 8
     }
 
+    /// The values' bytes, in the file's byte order.
+    pub fn as_bytes(&self) -> &'a [u8] {
+        &self.bytes[..self.len() * 8]
+    }
+
     /// True when there are no values.
     pub fn is_empty(&self) -> bool {
         self.len() == 0

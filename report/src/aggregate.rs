@@ -24,6 +24,7 @@ use prec_format::{Attr, FeatureId, PerfFile, RecordType};
 use crate::callchain::{Callchains, ChainFrame, ChainParams, Order};
 use crate::callgraph::{CallTree, FrameId, Frames};
 use crate::maps::{DsoId, DsoKind, Map};
+use crate::replay::{Effect, RawOutcome, SampleReplay, NO_NODE};
 use crate::symbolize::{BinaryId, FileLoader, Symbolizer, SymbolizerOptions};
 use crate::tasks::{CommId, Machine, ThreadId};
 
@@ -1090,6 +1091,13 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
     let mut he_cache: Vec<Key> = Vec::new();
     let mut cg_frames = Frames::default();
     let mut callchain_period = vec![0u64; attrs.len()];
+    // Branch entries are per branch-stack entry: not replayed.
+    let replay_on = !options.branch_mode;
+    let mut replay = SampleReplay::default();
+    let mut effects: Vec<Effect> = Vec::new();
+    let mut replay_key: Vec<u64> = Vec::new();
+    let mut replay_frames: Vec<u32> = Vec::new();
+    let replay_cpu = want(SortKey::Cpu) || want(SortKey::Socket);
 
     let mut records = file.ordered_records();
     let mut released = 0u64;
@@ -1127,16 +1135,26 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
             }
         };
         match rec {
-            Record::Comm { pid, tid, comm, .. } => machine.comm(pid as i32, tid as i32, comm),
-            Record::Fork(t) => machine.fork(
-                t.pid as i32,
-                t.tid as i32,
-                t.ppid as i32,
-                t.ptid as i32,
-                r.header.misc,
-            ),
-            Record::Exit(t) => machine.exit(t.tid as i32),
+            Record::Comm { pid, tid, comm, .. } => {
+                replay.invalidate(Some(pid as i32));
+                machine.comm(pid as i32, tid as i32, comm)
+            }
+            Record::Fork(t) => {
+                replay.invalidate(Some(t.pid as i32));
+                machine.fork(
+                    t.pid as i32,
+                    t.tid as i32,
+                    t.ppid as i32,
+                    t.ptid as i32,
+                    r.header.misc,
+                )
+            }
+            Record::Exit(t) => {
+                replay.invalidate(Some(t.pid as i32));
+                machine.exit(t.tid as i32)
+            }
             Record::Mmap(m) | Record::Mmap2(m) => {
+                replay.invalidate((m.pid as i32 != -1).then_some(m.pid as i32));
                 let (prot, build_id) = match m.file_id {
                     Some(MmapFileId::BuildId(b)) => (Some(m.prot), Some(b)),
                     Some(_) => (Some(m.prot), None),
@@ -1190,6 +1208,29 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                     a.sample_period_or_freq
                 };
                 let period = if period == 0 { 1 } else { period };
+                let mut raw_pending = None;
+                if replay_on && !crate::callchain::can_unwind(a, &s) {
+                    let chain = match &s.callchain {
+                        Some(c) if cg_on || want_parent => c.as_bytes(),
+                        _ => &[],
+                    };
+                    let cpu_key = if replay_cpu { cpu } else { 0 };
+                    match replay.find_raw(ai, pid, tid, r.cpumode(), ip, cpu_key, chain) {
+                        Ok(outcome) => {
+                            quality.samples += 1;
+                            quality.no_map += outcome.no_map as u64;
+                            if let Some(i) = outcome.resolved {
+                                let (cp, effs) = replay.resolved(i);
+                                if cp {
+                                    callchain_period[ai] += period;
+                                }
+                                apply_effects(&mut hists[ai], effs, period);
+                            }
+                            continue;
+                        }
+                        Err(pending) => raw_pending = Some(pending),
+                    }
+                }
                 let loc = machine.resolve(pid, tid, r.cpumode(), ip);
                 quality.samples += 1;
                 let mut sym = None;
@@ -1206,6 +1247,13 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                     quality.no_map += 1;
                 }
                 if options.hide_unresolved && sym.is_none() {
+                    if let Some(pending) = raw_pending {
+                        let outcome = RawOutcome {
+                            no_map: loc.map.is_none(),
+                            resolved: None,
+                        };
+                        replay.remember_raw(pending, outcome);
+                    }
                     continue;
                 }
                 // The sample's callchain (before the key: --sort parent
@@ -1417,8 +1465,6 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                     }
                 }
                 let h = &mut hists[ai];
-                h.nr_samples += 1;
-                h.total_period += period;
                 let n = h.entries.len();
                 let idx = *h.index.entry(key).or_insert(n);
                 if idx == n {
@@ -1443,13 +1489,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                         branch: None,
                     });
                 }
-                let e = &mut h.entries[idx];
-                e.period += period;
-                e.nr_samples += 1;
                 if cg_on {
-                    // perf's hist_entry_iter (cumulative): the sample's
-                    // callchain goes to its entry, and with --children one
-                    // entry per distinct chain element gets the period.
                     fids.clear();
                     for f in &chain {
                         let start = f.sym.map_or(0, |id| resolver.syms[id.0 as usize].start);
@@ -1469,6 +1509,81 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                         };
                         fids.push(cg_frames.intern(cgp.key, f, start, src));
                     }
+                }
+                // The resolved sample's key (see crate::replay): everything
+                // the entries and call trees below read.
+                let no_map = loc.map.is_none();
+                let th_tid = machine.thread(loc.thread).tid;
+                // Fields that no key reads matter only to the entries a
+                // first resolution creates: samples of other threads or
+                // CPUs share the effects.
+                let key_tid = if want(SortKey::Pid) || want(SortKey::Tid) {
+                    th_tid
+                } else {
+                    0
+                };
+                let (key_cpu, key_socket) = if replay_cpu { (cpu, socket) } else { (0, 0) };
+                replay_key.clear();
+                replay_key.extend_from_slice(&[
+                    ai as u64
+                        | (s.callchain.is_some() as u64) << 32
+                        | (loc.level as u64) << 40
+                        | (filtered as u64) << 48,
+                    idx as u64,
+                    loc.comm.0 as u64 | (key_tid as u32 as u64) << 32,
+                    key_cpu as u64 | (key_socket as u32 as u64) << 32,
+                    parent.map_or(0, |p| p.0 as u64 + 1),
+                ]);
+                replay_frames.clear();
+                if cg_on {
+                    let by_ip = want(SortKey::SymOff) || need_src;
+                    for (f, fid) in chain.iter().zip(&fids) {
+                        replay_frames.push(replay.frame_id([
+                            fid.0 as u64 | (f.map.map_or(0, |m| m.dso.0 as u64 + 1)) << 32,
+                            f.sym.map_or(u64::MAX, |s| s.0 as u64),
+                            if f.sym.is_none() || by_ip { f.ip } else { 0 },
+                            if need_src { f.addr } else { 0 },
+                            f.level as u64
+                                | (f.cpumode as u64) << 8
+                                | (f.unwound as u64) << 24
+                                | (f.inlined as u64) << 25
+                                | (f.map.is_some() as u64) << 26
+                                | (f.srcline.map_or(0, |s| s.0 as u64 + 1)) << 32,
+                        ]));
+                    }
+                }
+                let resolved_pending = match replay.find_resolved(&replay_key, &replay_frames) {
+                    Ok(i) => {
+                        let (cp, effs) = replay.resolved(i);
+                        if cp {
+                            callchain_period[ai] += period;
+                        }
+                        apply_effects(&mut hists[ai], effs, period);
+                        if let Some(pending) = raw_pending {
+                            let outcome = RawOutcome {
+                                no_map,
+                                resolved: Some(i),
+                            };
+                            replay.remember_raw(pending, outcome);
+                        }
+                        continue;
+                    }
+                    Err(pending) => pending,
+                };
+                effects.clear();
+                let h = &mut hists[ai];
+                h.nr_samples += 1;
+                h.total_period += period;
+                let e = &mut h.entries[idx];
+                e.period += period;
+                e.nr_samples += 1;
+                let mut own = Effect {
+                    entry: idx as u32,
+                    own: true,
+                    acc: false,
+                    node: NO_NODE,
+                };
+                if cg_on {
                     if cgp.enabled {
                         callchain_period[ai] += period;
                     }
@@ -1476,12 +1591,12 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                     let cg = h.entries[idx].cg.get_or_insert_with(Default::default);
                     if cgp.children {
                         cg.acc_period += period;
+                        own.acc = true;
                     }
                     if cgp.enabled && s.callchain.is_some() {
-                        cg.tree.append(&fids, period);
+                        own.node = cg.tree.append(&fids, period).unwrap_or(NO_NODE);
                     }
                     if cgp.children {
-                        let th_tid = machine.thread(loc.thread).tid;
                         he_cache.clear();
                         he_cache.push(key);
                         // fill_callchain_info keeps the level of the last
@@ -1618,11 +1733,28 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                             }
                             let cg = h.entries[cidx].cg.get_or_insert_with(Default::default);
                             cg.acc_period += period;
+                            let mut node = NO_NODE;
                             if cgp.enabled {
-                                cg.tree.append(&fids[i..], period);
+                                node = cg.tree.append(&fids[i..], period).unwrap_or(NO_NODE);
                             }
+                            effects.push(Effect {
+                                entry: cidx as u32,
+                                own: false,
+                                acc: true,
+                                node,
+                            });
                         }
                     }
+                }
+                effects.push(own);
+                let resolved =
+                    replay.remember_resolved(resolved_pending, cg_on && cgp.enabled, &effects);
+                if let (Some(pending), Some(i)) = (raw_pending, resolved) {
+                    let outcome = RawOutcome {
+                        no_map,
+                        resolved: Some(i),
+                    };
+                    replay.remember_raw(pending, outcome);
                 }
             }
             _ => {}
@@ -1694,6 +1826,28 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
         sort_entries(&mut data, i);
     }
     data
+}
+
+/// Adds one more sample of `period` with remembered `effects` (see
+/// [`crate::replay`]).
+fn apply_effects(h: &mut Hists, effects: &[Effect], period: u64) {
+    h.nr_samples += 1;
+    h.total_period += period;
+    for eff in effects {
+        let e = &mut h.entries[eff.entry as usize];
+        if eff.own {
+            e.period += period;
+            e.nr_samples += 1;
+        }
+        if let Some(cg) = &mut e.cg {
+            if eff.acc {
+                cg.acc_period += period;
+            }
+            if eff.node != NO_NODE {
+                cg.tree.add_hits(eff.node, 1, period);
+            }
+        }
+    }
 }
 
 fn make_groups(

@@ -10,6 +10,7 @@ pub mod header;
 pub mod maps;
 pub mod output;
 mod rbtree;
+mod replay;
 pub mod script;
 pub mod stats;
 pub mod symbolize;

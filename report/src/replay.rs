@@ -1,0 +1,299 @@
+//! Replaying repeated samples.
+//!
+//! Most samples of a profile repeat one seen before. Resolving such a
+//! sample again (maps, symbols, frames, then with `--children` one hist
+//! entry per chain element and a walk down every such entry's call tree,
+//! quadratic in the chain's depth) reaches the same entries and tree nodes.
+//! So [`SampleReplay`] remembers what the first resolution touched
+//! ([`Effect`]s), and later copies only add their period there.
+//!
+//! Two tables find a remembered resolution:
+//! * by the sample's raw bytes that resolution reads (attr, pid, tid,
+//!   cpumode, ip, callchain), plus an epoch that changes whenever a COMM,
+//!   FORK, EXIT or MMAP record could change what they resolve to (per
+//!   process; kernel maps change every process's). A hit skips all
+//!   resolution.
+//! * by the resolved sample (its own entry, thread, and each frame's
+//!   symbol): samples at different addresses of the same functions, or in
+//!   another process of the same program, share these effects. A hit skips
+//!   the per-frame entries and call trees.
+//!
+//! Entries and tree nodes are only ever created by a first resolution, in
+//! sample order, so the output (including perf's order of equal entries) is
+//! the same as resolving every sample.
+
+use rustc_hash::FxHashMap as HashMap;
+use std::hash::Hasher;
+
+/// What resolving one sample added to, besides the event totals.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Effect {
+    /// Index of the hist entry.
+    pub entry: u32,
+    /// The sample's own entry: period and sample count.
+    pub own: bool,
+    /// The `--children` period.
+    pub acc: bool,
+    /// The entry's call-tree node that got the hit, or [`NO_NODE`].
+    pub node: u32,
+}
+
+/// [`Effect::node`] when no call tree was appended to.
+pub(crate) const NO_NODE: u32 = u32::MAX;
+
+/// What a raw sample resolved to.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RawOutcome {
+    /// Counted as a sample without a map.
+    pub no_map: bool,
+    /// The resolved outcome's index (see [`SampleReplay::resolved`]), or
+    /// `None` when the sample was not added to the hists
+    /// (`--hide-unresolved`).
+    pub resolved: Option<u32>,
+}
+
+/// Byte-string keys to dense indexes; a key whose hash is taken by another
+/// key is not stored (its sample is then resolved every time: slower, not
+/// wrong).
+#[derive(Default)]
+struct Table {
+    index: HashMap<u64, u32>,
+    ranges: Vec<(usize, usize)>,
+    bytes: Vec<u8>,
+}
+
+impl Table {
+    fn hash(key: &[u8]) -> u64 {
+        let mut h = rustc_hash::FxHasher::default();
+        h.write(key);
+        h.finish()
+    }
+
+    /// The key's index, or its hash for [`Self::insert`].
+    fn find(&self, key: &[u8]) -> Result<u32, u64> {
+        let hash = Self::hash(key);
+        match self.index.get(&hash) {
+            Some(&i) => {
+                let (start, end) = self.ranges[i as usize];
+                if self.bytes[start..end] == *key {
+                    Ok(i)
+                } else {
+                    Err(hash)
+                }
+            }
+            None => Err(hash),
+        }
+    }
+
+    /// Stores `key` (looked up as `hash`), returning its index.
+    fn insert(&mut self, hash: u64, key: &[u8]) -> Option<u32> {
+        if self.index.contains_key(&hash) {
+            return None;
+        }
+        let i = u32::try_from(self.ranges.len()).ok()?;
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(key);
+        self.ranges.push((start, self.bytes.len()));
+        self.index.insert(hash, i);
+        Some(i)
+    }
+}
+
+/// Remembered resolutions of one report.
+#[derive(Default)]
+pub(crate) struct SampleReplay {
+    global_epoch: u32,
+    process_epochs: HashMap<i32, u32>,
+    raw: Table,
+    raw_outcomes: Vec<RawOutcome>,
+    resolved: Table,
+    /// Per resolved key: (added to the callchain period, effects range).
+    resolved_outcomes: Vec<(bool, (u32, u32))>,
+    effects: Vec<Effect>,
+    /// Distinct resolved frames (see [`Self::frame_id`]).
+    frames: HashMap<[u64; 5], u32>,
+    /// Scratch for building keys.
+    key: Vec<u8>,
+}
+
+/// A key looked up and not found: where to remember it.
+pub(crate) struct Pending {
+    hash: u64,
+    key: Vec<u8>,
+}
+
+impl SampleReplay {
+    /// Records that what `pid`'s samples resolve to may have changed
+    /// (`None`: every process's, e.g. a kernel map).
+    pub fn invalidate(&mut self, pid: Option<i32>) {
+        match pid {
+            Some(pid) => *self.process_epochs.entry(pid).or_default() += 1,
+            None => self.global_epoch += 1,
+        }
+    }
+
+    /// Looks a raw sample up; `cpu` only when an output depends on it, and
+    /// `chain` only when callchains are used.
+    #[allow(clippy::too_many_arguments)]
+    pub fn find_raw(
+        &mut self,
+        attr_index: usize,
+        pid: i32,
+        tid: i32,
+        cpumode: u16,
+        ip: u64,
+        cpu: u32,
+        chain: &[u8],
+    ) -> Result<RawOutcome, Pending> {
+        let epoch = self.process_epochs.get(&pid).copied().unwrap_or(0);
+        let mut key = std::mem::take(&mut self.key);
+        key.clear();
+        for w in [
+            attr_index as u64 | (cpumode as u64) << 32,
+            (pid as u32 as u64) << 32 | tid as u32 as u64,
+            (self.global_epoch as u64) << 32 | epoch as u64,
+            ip,
+            cpu as u64,
+        ] {
+            key.extend_from_slice(&w.to_le_bytes());
+        }
+        key.extend_from_slice(chain);
+        match self.raw.find(&key) {
+            Ok(i) => {
+                self.key = key;
+                Ok(self.raw_outcomes[i as usize])
+            }
+            Err(hash) => Err(Pending { hash, key }),
+        }
+    }
+
+    /// Remembers what a raw sample looked up with [`Self::find_raw`]
+    /// resolved to.
+    pub fn remember_raw(&mut self, pending: Pending, outcome: RawOutcome) {
+        if self.raw.insert(pending.hash, &pending.key).is_some() {
+            self.raw_outcomes.push(outcome);
+        }
+        self.key = pending.key;
+    }
+
+    /// A small id for a resolved frame's words: a resolved key holds 4
+    /// bytes per frame instead of 40.
+    pub fn frame_id(&mut self, words: [u64; 5]) -> u32 {
+        let next = self.frames.len() as u32;
+        *self.frames.entry(words).or_insert(next)
+    }
+
+    /// Looks a resolved sample up by its context words and frame ids (see
+    /// the module docs).
+    pub fn find_resolved(&mut self, context: &[u64], frames: &[u32]) -> Result<u32, Pending> {
+        let mut key = std::mem::take(&mut self.key);
+        key.clear();
+        for w in context {
+            key.extend_from_slice(&w.to_le_bytes());
+        }
+        for f in frames {
+            key.extend_from_slice(&f.to_le_bytes());
+        }
+        match self.resolved.find(&key) {
+            Ok(i) => {
+                self.key = key;
+                Ok(i)
+            }
+            Err(hash) => Err(Pending { hash, key }),
+        }
+    }
+
+    /// Remembers a resolved sample's effects; returns its index for
+    /// [`RawOutcome::resolved`] (`None` when it could not be stored).
+    pub fn remember_resolved(
+        &mut self,
+        pending: Pending,
+        callchain_period: bool,
+        effects: &[Effect],
+    ) -> Option<u32> {
+        if self.effects.len() + effects.len() > u32::MAX as usize {
+            self.key = pending.key;
+            return None;
+        }
+        let i = self.resolved.insert(pending.hash, &pending.key);
+        self.key = pending.key;
+        let i = i?;
+        let start = self.effects.len() as u32;
+        self.effects.extend_from_slice(effects);
+        self.resolved_outcomes
+            .push((callchain_period, (start, self.effects.len() as u32)));
+        Some(i)
+    }
+
+    /// Whether resolved sample `i` adds to the callchain period, and its
+    /// effects.
+    pub fn resolved(&self, i: u32) -> (bool, &[Effect]) {
+        let (cp, (start, end)) = self.resolved_outcomes[i as usize];
+        (cp, &self.effects[start as usize..end as usize])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(r: &mut SampleReplay, pid: i32, ip: u64, chain: &[u8]) -> Result<RawOutcome, Pending> {
+        r.find_raw(0, pid, pid, 2, ip, 0, chain)
+    }
+
+    #[test]
+    fn raw_samples_are_found_until_their_process_changes() {
+        let mut r = SampleReplay::default();
+        let pending = raw(&mut r, 7, 0x1000, &[1, 2, 3])
+            .err()
+            .expect("new sample");
+        let resolved_pending = r.find_resolved(&[1], &[5]).err().expect("new resolved");
+        let resolved = r.remember_resolved(
+            resolved_pending,
+            true,
+            &[Effect {
+                entry: 3,
+                own: true,
+                acc: false,
+                node: NO_NODE,
+            }],
+        );
+        r.remember_raw(
+            pending,
+            RawOutcome {
+                no_map: false,
+                resolved,
+            },
+        );
+        let found = raw(&mut r, 7, 0x1000, &[1, 2, 3]).ok().expect("remembered");
+        let (callchain_period, effects) = r.resolved(found.resolved.expect("resolved"));
+        assert!(callchain_period);
+        assert_eq!(effects.len(), 1);
+        assert_eq!(effects[0].entry, 3);
+        // Another chain, another process: not the same sample.
+        assert!(raw(&mut r, 7, 0x1000, &[1, 2, 4]).is_err());
+        assert!(raw(&mut r, 8, 0x1000, &[1, 2, 3]).is_err());
+        // Another process's mmap leaves it; this process's (or a kernel
+        // map) does not.
+        r.invalidate(Some(8));
+        assert!(raw(&mut r, 7, 0x1000, &[1, 2, 3]).is_ok());
+        r.invalidate(Some(7));
+        assert!(raw(&mut r, 7, 0x1000, &[1, 2, 3]).is_err());
+        r.invalidate(None);
+        assert!(
+            r.find_resolved(&[1], &[5]).is_ok(),
+            "resolved keys have no epoch"
+        );
+    }
+
+    #[test]
+    fn a_taken_hash_is_not_overwritten() {
+        let mut t = Table::default();
+        let a = t.find(b"a").err().expect("empty table");
+        assert_eq!(t.insert(a, b"a"), Some(0));
+        // Pretend "b" collides with "a": it is not stored, "a" still is.
+        assert_eq!(t.insert(a, b"b"), None);
+        assert_eq!(t.find(b"a"), Ok(0));
+        assert!(t.find(b"b").is_err());
+    }
+}
