@@ -638,15 +638,15 @@ impl Symbolizer {
                 let load = |p: &Path| load_with(loader.as_ref(), p);
                 search_debug_file(symfs.as_deref(), &load, binary);
             }
-            let data: Option<&[u8]> = if binary.info.has_dwarf {
-                Some(&binary.map)
+            let data: Option<(&[u8], &Path)> = if binary.info.has_dwarf {
+                Some((&binary.map, &binary.file))
             } else {
                 match &binary.debug {
-                    DebugFile::Found(_, map, info) if info.has_dwarf => Some(map),
+                    DebugFile::Found(path, map, info) if info.has_dwarf => Some((map, path)),
                     _ => None,
                 }
             };
-            let result = match data.map(load_dwarf) {
+            let result = match data.map(|(data, path)| load_dwarf(data, path)) {
                 Some(Ok(ctx)) => Ok(ctx),
                 Some(Err(e)) => Err(format!("corrupt DWARF: {e}")),
                 None => Err("no DWARF debug info".to_string()),
@@ -1041,8 +1041,30 @@ fn convert_location(loc: &addr2line::Location<'_>) -> Option<SourceLocation> {
     })
 }
 
-fn load_dwarf(data: &[u8]) -> Result<addr2line::Context<DwarfReader>, String> {
+/// Parses the DWARF of `data`, the bytes of the file at `path`.
+///
+/// Uncompressed sections are read from the file into their buffers rather
+/// than copied out of `data`: when `data` is a memory map, copying would
+/// also make every page of the sections resident in the map, counting the
+/// debug info twice in the process's memory. `data` is the fallback when
+/// the file cannot be read (e.g. it changed since it was mapped).
+fn load_dwarf(data: &[u8], path: &Path) -> Result<addr2line::Context<DwarfReader>, String> {
     use object::{Object, ObjectSection};
+    use std::os::unix::fs::FileExt;
+    let opened = std::fs::File::open(path).ok();
+    let read_at = |offset: u64, size: u64| -> Option<Rc<[u8]>> {
+        let file = opened.as_ref()?;
+        if offset.checked_add(size)? > data.len() as u64 {
+            return None;
+        }
+        let (start, len) = (usize::try_from(offset).ok()?, usize::try_from(size).ok()?);
+        let mut bytes: Rc<[u8]> = std::iter::repeat_n(0u8, len).collect();
+        file.read_exact_at(Rc::get_mut(&mut bytes)?, offset).ok()?;
+        // The same file as `data`? Compare the ends (one page each).
+        let mapped = data.get(start..start + len)?;
+        let n = len.min(4096);
+        (bytes[..n] == mapped[..n] && bytes[len - n..] == mapped[len - n..]).then_some(bytes)
+    };
     let file = object::File::parse(data).map_err(|e| e.to_string())?;
     let endian = if file.is_little_endian() {
         gimli::RunTimeEndian::Little
@@ -1051,10 +1073,19 @@ fn load_dwarf(data: &[u8]) -> Result<addr2line::Context<DwarfReader>, String> {
     };
     let load = |id: gimli::SectionId| -> Result<DwarfReader, gimli::Error> {
         let bytes: Rc<[u8]> = match file.section_by_name(id.name()) {
-            Some(sec) => match sec.uncompressed_data() {
-                Ok(d) => Rc::from(&*d),
-                Err(_) => Rc::from(&[][..]),
-            },
+            Some(sec) => {
+                let in_place = sec.compressed_file_range().ok().and_then(|r| {
+                    (r.format == object::CompressionFormat::None)
+                        .then(|| read_at(r.offset, r.uncompressed_size))?
+                });
+                match in_place {
+                    Some(bytes) => bytes,
+                    None => match sec.uncompressed_data() {
+                        Ok(d) => Rc::from(&*d),
+                        Err(_) => Rc::from(&[][..]),
+                    },
+                }
+            }
             None => Rc::from(&[][..]),
         };
         Ok(DwarfReader::new(bytes, endian))
