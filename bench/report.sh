@@ -1,19 +1,27 @@
 #!/usr/bin/env bash
-# `prec report` vs `perf report` (Linux perf 6.1) on a large call-graph file.
+# `prec report` vs `perf report` (Linux perf 6.1) on large call-graph files.
 #
 #   bench/report.sh [SECONDS]   (default 8: workload length; at -F 20000
 #                                that is >= 100k samples)
 #
 # In one run:
-#   * builds prec in debug (large DWARF: a realistic symbolization load) and
-#     release (the binary measured);
-#   * records `perf record -g -F 20000` of the debug prec running
+#   * builds prec in release (the binary measured) and twice in debug
+#     (large DWARF: a realistic symbolization load), once as cargo builds it
+#     by default and once with frame pointers;
+#   * records `perf record -g -F 20000` of each debug prec running
 #     `prec report` on a quipper file in a loop for SECONDS;
 #   * wall time and peak RSS (`/usr/bin/time -f '%e %M'`) of
 #     `report --stdio --sort comm,dso,sym` and `--sort srcline` for prec
 #     and perf, with the ratios (targets: prec >= 10x faster for
 #     comm,dso,sym, >= 50x for srcline, RSS <= perf's). perf's srcline is
-#     capped at 600 s (shown as ">600").
+#     capped at 600 s (shown as ">600"), and runs only on the first file.
+#
+# Why two recordings: `-g` walks frame pointers, and Rust (like most
+# distributions' C) omits them by default, so the first file's chains are
+# what a user gets without them: 2-4 frames, mostly wrong return
+# addresses. The second file has the real, deep stacks that someone
+# profiling with `-g` builds for.
+#
 # Needs: cargo, perf, /usr/bin/time (Debian package `time`), permission to
 # record (root or perf_event_paranoid <= 2).
 set -euo pipefail
@@ -23,31 +31,50 @@ PERF=${PREC_PERF:-/usr/bin/perf}
 TIME=/usr/bin/time
 [ -x "$TIME" ] || { echo "need /usr/bin/time (apt-get install time)" >&2; exit 1; }
 
+TARGET=${CARGO_TARGET_DIR:-$PWD/target}
 cargo build -q 2>/dev/null || cargo build
 cargo build --release -q 2>/dev/null || cargo build --release
-DEBUG=$PWD/target/debug/prec
-PREC=$PWD/target/release/prec
+RUSTFLAGS="-C force-frame-pointers=yes" CARGO_TARGET_DIR=$TARGET/bench-fp cargo build -q 2>/dev/null ||
+    RUSTFLAGS="-C force-frame-pointers=yes" CARGO_TARGET_DIR=$TARGET/bench-fp cargo build
+PREC=$TARGET/release/prec
 INPUT=$PWD/../shared/fixtures/quipper/perf.data.callgraph_and_branch-3.8
 [ -f "$INPUT" ] || INPUT=$PWD/fixtures/perf/callgraph-nofp-dwarf.data
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-DATA=$TMP/bench.data
-
-"$PERF" record -q -g -F 20000 -o "$DATA" -- sh -c \
-    "end=\$((\$(date +%s) + $SECS)); while [ \$(date +%s) -lt \$end ]; do \
-     '$DEBUG' report -i '$INPUT' --stdio --sort comm,dso,sym >/dev/null 2>&1; done" \
-    >/dev/null 2>&1
-samples=$("$PERF" report -i "$DATA" --stdio --sort pid 2>/dev/null |
-    awk '/^# Samples:/ {print $3; exit}')
-echo "file: $(du -h "$DATA" | cut -f1), samples: $samples (perf's rounding)"
 
 . bench/lib.sh
 
-printf '%-14s %10s %10s %10s %12s %12s %8s\n' key "perf s" "prec s" speedup "perf RSS kB" "prec RSS kB" "RSS %"
-for key in comm,dso,sym srcline; do
-    cap=600
-    read -r ps pr < <(measure $cap "$TMP/out" "$PERF" report -i "$DATA" --stdio --sort "$key")
-    read -r qs qr < <(measure $cap "$TMP/out" "$PREC" report -i "$DATA" --stdio --sort "$key")
-    printf '%-14s %10s %10s %10s %12s %12s %8s\n' "$key" "$ps" "$qs" \
-        "$(ratio "$ps" "$qs")x" "$pr" "$qr" "$(awk -v a="$qr" -v b="$pr" 'BEGIN { if (b > 0) printf "%.0f", 100 * a / b; else print "-" }')"
-done
+record() { # DEBUG_BINARY OUT
+    "$PERF" record -q -g -F 20000 -o "$2" -- sh -c \
+        "end=\$((\$(date +%s) + $SECS)); while [ \$(date +%s) -lt \$end ]; do \
+         '$1' report -i '$INPUT' --stdio --sort comm,dso,sym >/dev/null 2>&1; done" \
+        >/dev/null 2>&1
+    local samples
+    samples=$("$PERF" report -i "$2" --stdio --sort pid 2>/dev/null |
+        awk '/^# Samples:/ {print $3; exit}')
+    echo "$(basename "$2"): $(du -h "$2" | cut -f1), samples: $samples (perf's rounding)"
+}
+
+row() { # LABEL DATA KEY
+    local ps pr qs qr
+    read -r ps pr < <(measure 600 "$TMP/perf.out" "$PERF" report -i "$2" --stdio --sort "$3")
+    read -r qs qr < <(measure 600 "$TMP/prec.out" "$PREC" report -i "$2" --stdio --sort "$3")
+    # The last line is perf's random tip.
+    local same=no
+    if cmp -s <(sed '$d' "$TMP/perf.out") <(sed '$d' "$TMP/prec.out"); then same=yes; fi
+    case $ps in '>'*) same=-;; esac
+    printf '%-26s %10s %10s %9s %12s %12s %6s %6s\n' "$1" "$ps" "$qs" \
+        "$(ratio "$ps" "$qs")x" "$pr" "$qr" \
+        "$(awk -v a="$qr" -v b="$pr" 'BEGIN { if (b > 0) printf "%.0f", 100 * a / b; else print "-" }')" \
+        "$same"
+}
+
+NOFP=$TMP/nofp.data
+FP=$TMP/fp.data
+record "$TARGET/debug/prec" "$NOFP"
+record "$TARGET/bench-fp/debug/prec" "$FP"
+printf '%-26s %10s %10s %9s %12s %12s %6s %6s\n' "file / key" "perf s" "prec s" speedup \
+    "perf RSS kB" "prec RSS kB" "RSS %" same
+row "fp.data comm,dso,sym" "$FP" comm,dso,sym
+row "nofp.data comm,dso,sym" "$NOFP" comm,dso,sym
+row "nofp.data srcline" "$NOFP" srcline
