@@ -117,6 +117,7 @@ pub(crate) struct SampleReplay {
 }
 
 /// A key looked up and not found: where to remember it.
+#[derive(Debug)]
 pub(crate) struct Pending {
     hash: u64,
     key: Vec<u8>,
@@ -244,10 +245,8 @@ mod tests {
     #[test]
     fn raw_samples_are_found_until_their_process_changes() {
         let mut r = SampleReplay::default();
-        let pending = raw(&mut r, 7, 0x1000, &[1, 2, 3])
-            .err()
-            .expect("new sample");
-        let resolved_pending = r.find_resolved(&[1], &[5]).err().expect("new resolved");
+        let pending = raw(&mut r, 7, 0x1000, &[1, 2, 3]).expect_err("new sample");
+        let resolved_pending = r.find_resolved(&[1], &[5]).expect_err("new resolved");
         let resolved = r.remember_resolved(
             resolved_pending,
             true,
@@ -265,7 +264,7 @@ mod tests {
                 resolved,
             },
         );
-        let found = raw(&mut r, 7, 0x1000, &[1, 2, 3]).ok().expect("remembered");
+        let found = raw(&mut r, 7, 0x1000, &[1, 2, 3]).expect("remembered");
         let (callchain_period, effects) = r.resolved(found.resolved.expect("resolved"));
         assert!(callchain_period);
         assert_eq!(effects.len(), 1);
@@ -289,7 +288,7 @@ mod tests {
     #[test]
     fn a_taken_hash_is_not_overwritten() {
         let mut t = Table::default();
-        let a = t.find(b"a").err().expect("empty table");
+        let a = t.find(b"a").expect_err("empty table");
         assert_eq!(t.insert(a, b"a"), Some(0));
         // Pretend "b" collides with "a": it is not stored, "a" still is.
         assert_eq!(t.insert(a, b"b"), None);
