@@ -1220,11 +1220,11 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                             quality.samples += 1;
                             quality.no_map += outcome.no_map as u64;
                             if let Some(i) = outcome.resolved {
-                                let (cp, effs) = replay.resolved(i);
-                                if cp {
+                                if replay.repeat(i, period) {
                                     callchain_period[ai] += period;
                                 }
-                                apply_effects(&mut hists[ai], effs, period);
+                                hists[ai].nr_samples += 1;
+                                hists[ai].total_period += period;
                             }
                             continue;
                         }
@@ -1554,11 +1554,11 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                 }
                 let resolved_pending = match replay.find_resolved(&replay_key, &replay_frames) {
                     Ok(i) => {
-                        let (cp, effs) = replay.resolved(i);
-                        if cp {
+                        if replay.repeat(i, period) {
                             callchain_period[ai] += period;
                         }
-                        apply_effects(&mut hists[ai], effs, period);
+                        hists[ai].nr_samples += 1;
+                        hists[ai].total_period += period;
                         if let Some(pending) = raw_pending {
                             let outcome = RawOutcome {
                                 no_map,
@@ -1748,7 +1748,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                 }
                 effects.push(own);
                 let resolved =
-                    replay.remember_resolved(resolved_pending, cg_on && cgp.enabled, &effects);
+                    replay.remember_resolved(resolved_pending, ai, cg_on && cgp.enabled, &effects);
                 if let (Some(pending), Some(i)) = (raw_pending, resolved) {
                     let outcome = RawOutcome {
                         no_map,
@@ -1759,6 +1759,9 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
             }
             _ => {}
         }
+    }
+    for (ai, count, period, effects) in replay.take_repeats() {
+        apply_effects(&mut hists[ai], effects, count, period);
     }
     // The column width rule needs to know whether each entry's (first)
     // sample resolved to a symbol, even when symbols are not a sort key.
@@ -1828,23 +1831,21 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
     data
 }
 
-/// Adds one more sample of `period` with remembered `effects` (see
-/// [`crate::replay`]).
-fn apply_effects(h: &mut Hists, effects: &[Effect], period: u64) {
-    h.nr_samples += 1;
-    h.total_period += period;
+/// Adds `count` more samples of total `period` to a remembered sample's
+/// `effects` (see [`crate::replay`]).
+fn apply_effects(h: &mut Hists, effects: &[Effect], count: u64, period: u64) {
     for eff in effects {
         let e = &mut h.entries[eff.entry as usize];
         if eff.own {
             e.period += period;
-            e.nr_samples += 1;
+            e.nr_samples += count;
         }
         if let Some(cg) = &mut e.cg {
             if eff.acc {
                 cg.acc_period += period;
             }
             if eff.node != NO_NODE {
-                cg.tree.add_hits(eff.node, 1, period);
+                cg.tree.add_hits(eff.node, count, period);
             }
         }
     }

@@ -107,8 +107,12 @@ pub(crate) struct SampleReplay {
     raw: Table,
     raw_outcomes: Vec<RawOutcome>,
     resolved: Table,
-    /// Per resolved key: (added to the callchain period, effects range).
-    resolved_outcomes: Vec<(bool, (u32, u32))>,
+    /// Per resolved key: (added to the callchain period, effects range,
+    /// index of the event's hists).
+    resolved_outcomes: Vec<(bool, (u32, u32), usize)>,
+    /// Per resolved key: (samples, period) of its copies not yet added to
+    /// the entries (see [`Self::repeat`]).
+    repeats: Vec<(u64, u64)>,
     effects: Vec<Effect>,
     /// Distinct resolved frames (see [`Self::frame_id`]).
     frames: HashMap<[u64; 5], u32>,
@@ -204,11 +208,13 @@ impl SampleReplay {
         }
     }
 
-    /// Remembers a resolved sample's effects; returns its index for
-    /// [`RawOutcome::resolved`] (`None` when it could not be stored).
+    /// Remembers a resolved sample's effects on the entries of hists
+    /// `hists`; returns its index for [`RawOutcome::resolved`] (`None` when
+    /// it could not be stored).
     pub fn remember_resolved(
         &mut self,
         pending: Pending,
+        hists: usize,
         callchain_period: bool,
         effects: &[Effect],
     ) -> Option<u32> {
@@ -222,15 +228,35 @@ impl SampleReplay {
         let start = self.effects.len() as u32;
         self.effects.extend_from_slice(effects);
         self.resolved_outcomes
-            .push((callchain_period, (start, self.effects.len() as u32)));
+            .push((callchain_period, (start, self.effects.len() as u32), hists));
+        self.repeats.push((0, 0));
         Some(i)
     }
 
-    /// Whether resolved sample `i` adds to the callchain period, and its
-    /// effects.
-    pub fn resolved(&self, i: u32) -> (bool, &[Effect]) {
-        let (cp, (start, end)) = self.resolved_outcomes[i as usize];
-        (cp, &self.effects[start as usize..end as usize])
+    /// Counts one more copy of resolved sample `i` with `period`; returns
+    /// whether it adds to the callchain period. Its effects are applied
+    /// once per resolved sample, by [`Self::take_repeats`]: the entries
+    /// and tree nodes only sum periods, and visiting them for each copy
+    /// cost more than finding the sample.
+    pub fn repeat(&mut self, i: u32, period: u64) -> bool {
+        let r = &mut self.repeats[i as usize];
+        r.0 += 1;
+        r.1 += period;
+        self.resolved_outcomes[i as usize].0
+    }
+
+    /// The copies counted by [`Self::repeat`] since the last call, as
+    /// (hists index, samples, period, effects) per resolved sample.
+    pub fn take_repeats(&mut self) -> impl Iterator<Item = (usize, u64, u64, &[Effect])> + '_ {
+        let effects = &self.effects;
+        self.repeats
+            .iter_mut()
+            .zip(&self.resolved_outcomes)
+            .filter(|(r, _)| r.0 != 0)
+            .map(move |(r, &(_, (start, end), hists))| {
+                let (count, period) = std::mem::take(r);
+                (hists, count, period, &effects[start as usize..end as usize])
+            })
     }
 }
 
@@ -249,6 +275,7 @@ mod tests {
         let resolved_pending = r.find_resolved(&[1], &[5]).expect_err("new resolved");
         let resolved = r.remember_resolved(
             resolved_pending,
+            0,
             true,
             &[Effect {
                 entry: 3,
@@ -265,10 +292,14 @@ mod tests {
             },
         );
         let found = raw(&mut r, 7, 0x1000, &[1, 2, 3]).expect("remembered");
-        let (callchain_period, effects) = r.resolved(found.resolved.expect("resolved"));
-        assert!(callchain_period);
-        assert_eq!(effects.len(), 1);
-        assert_eq!(effects[0].entry, 3);
+        assert!(r.repeat(found.resolved.expect("resolved"), 5));
+        assert!(r.repeat(found.resolved.expect("resolved"), 6));
+        let repeats: Vec<_> = r
+            .take_repeats()
+            .map(|(h, n, p, e)| (h, n, p, e.len(), e[0].entry))
+            .collect();
+        assert_eq!(repeats, [(0, 2, 11, 1, 3)]);
+        assert_eq!(r.take_repeats().count(), 0, "taken once");
         // Another chain, another process: not the same sample.
         assert!(raw(&mut r, 7, 0x1000, &[1, 2, 4]).is_err());
         assert!(raw(&mut r, 8, 0x1000, &[1, 2, 3]).is_err());
