@@ -207,7 +207,14 @@ type DwarfReader = gimli::EndianRcSlice<gimli::RunTimeEndian>;
 enum DwarfState {
     NotLoaded,
     Failed,
-    Loaded(Box<addr2line::Context<DwarfReader>>),
+    Loaded(Box<Dwarf>),
+}
+
+/// A binary's parsed DWARF.
+struct Dwarf {
+    ctx: addr2line::Context<DwarfReader>,
+    /// Whether any line program is DWARF 5 (see [`binutils_initial_file`]).
+    line_v5: bool,
 }
 
 enum DebugFile {
@@ -628,7 +635,7 @@ impl Symbolizer {
         self.bin(bin).map_or(0, |b| b.symbols.len())
     }
 
-    fn dwarf(&mut self, bin: BinaryId) -> Option<&addr2line::Context<DwarfReader>> {
+    fn dwarf(&mut self, bin: BinaryId) -> Option<&Dwarf> {
         let idx = bin.0 as usize;
         if matches!(self.binaries.get(idx)?.dwarf, DwarfState::NotLoaded) {
             let symfs = self.options.symfs.clone();
@@ -665,7 +672,7 @@ impl Symbolizer {
             }
         }
         match &self.binaries.get(idx)?.dwarf {
-            DwarfState::Loaded(ctx) => Some(ctx),
+            DwarfState::Loaded(dwarf) => Some(dwarf),
             _ => None,
         }
     }
@@ -681,10 +688,10 @@ impl Symbolizer {
     /// a header included first (glibc's `dl-cacheinfo.h` in
     /// `dl-get-cpu-features.c`) shows the `.c` file with the header's line.
     pub fn source_location(&mut self, bin: BinaryId, elf_addr: u64) -> Option<SourceLocation> {
-        let ctx = self.dwarf(bin)?;
-        let loc = ctx.find_location(elf_addr).ok()??;
+        let dwarf = self.dwarf(bin)?;
+        let loc = dwarf.ctx.find_location(elf_addr).ok()??;
         let mut out = convert_location(&loc)?;
-        if let Some(file) = binutils_initial_file(ctx, elf_addr) {
+        if let Some(file) = binutils_initial_file(dwarf, elf_addr) {
             out.file = file;
         }
         Some(out)
@@ -707,14 +714,14 @@ impl Symbolizer {
     /// Empty when no DWARF is available.
     pub fn inline_frames(&mut self, bin: BinaryId, elf_addr: u64) -> Vec<Frame> {
         let do_demangle = self.options.demangle;
-        let Some(ctx) = self.dwarf(bin) else {
+        let Some(dwarf) = self.dwarf(bin) else {
             return Vec::new();
         };
         let mut out = Vec::new();
-        let Ok(mut iter) = ctx.find_frames(elf_addr).skip_all_loads() else {
+        let Ok(mut iter) = dwarf.ctx.find_frames(elf_addr).skip_all_loads() else {
             return out;
         };
-        let initial_file = binutils_initial_file(ctx, elf_addr);
+        let initial_file = binutils_initial_file(dwarf, elf_addr);
         while let Ok(Some(frame)) = iter.next() {
             let function = frame
                 .function
@@ -963,9 +970,13 @@ fn search_debug_file(
 /// DWARF reading: the primary file (entry 0) for a DWARF 5 row whose file
 /// register was never set in its sequence (see
 /// [`Symbolizer::source_location`]). `None` otherwise.
-fn binutils_initial_file(ctx: &addr2line::Context<DwarfReader>, addr: u64) -> Option<String> {
+fn binutils_initial_file(dwarf: &Dwarf, addr: u64) -> Option<String> {
     use gimli::Reader;
-    let unit_ref = ctx.find_dwarf_and_unit(addr).skip_all_loads()?;
+    // Finding the unit parses its functions: skip it for DWARF 4.
+    if !dwarf.line_v5 {
+        return None;
+    }
+    let unit_ref = dwarf.ctx.find_dwarf_and_unit(addr).skip_all_loads()?;
     let (dwarf, unit) = (unit_ref.dwarf, unit_ref.unit);
     let program = unit.line_program.as_ref()?;
     if program.header().version() < 5 {
@@ -1048,7 +1059,8 @@ fn convert_location(loc: &addr2line::Location<'_>) -> Option<SourceLocation> {
 /// also make every page of the sections resident in the map, counting the
 /// debug info twice in the process's memory. `data` is the fallback when
 /// the file cannot be read (e.g. it changed since it was mapped).
-fn load_dwarf(data: &[u8], path: &Path) -> Result<addr2line::Context<DwarfReader>, String> {
+fn load_dwarf(data: &[u8], path: &Path) -> Result<Dwarf, String> {
+    use gimli::{Reader, Section};
     use object::{Object, ObjectSection};
     use std::os::unix::fs::FileExt;
     let opened = std::fs::File::open(path).ok();
@@ -1091,7 +1103,53 @@ fn load_dwarf(data: &[u8], path: &Path) -> Result<addr2line::Context<DwarfReader
         Ok(DwarfReader::new(bytes, endian))
     };
     let dwarf = gimli::Dwarf::load(load).map_err(|e| e.to_string())?;
-    addr2line::Context::from_dwarf(dwarf).map_err(|e| e.to_string())
+    let line_v5 = has_v5_line_program(
+        &dwarf.debug_line.reader().to_slice().unwrap_or_default(),
+        endian == gimli::RunTimeEndian::Big,
+    );
+    let ctx = addr2line::Context::from_dwarf(dwarf).map_err(|e| e.to_string())?;
+    Ok(Dwarf { ctx, line_v5 })
+}
+
+/// Whether `.debug_line` holds a version 5 (or later) line program, by its
+/// headers (each starts with its length and version). Unreadable headers
+/// count as yes, which only costs time.
+fn has_v5_line_program(debug_line: &[u8], big_endian: bool) -> bool {
+    let read = |at: usize, n: usize| -> Option<u64> {
+        let b = debug_line.get(at..at.checked_add(n)?)?;
+        let mut v = 0u64;
+        for i in 0..n {
+            let byte = if big_endian { b[i] } else { b[n - 1 - i] };
+            v = v << 8 | byte as u64;
+        }
+        Some(v)
+    };
+    let mut at = 0usize;
+    while at < debug_line.len() {
+        let Some(length32) = read(at, 4) else {
+            return true;
+        };
+        // 64-bit DWARF: the length follows as 8 bytes.
+        let (length, header) = match length32 {
+            0xffff_ffff => match read(at + 4, 8) {
+                Some(l) => (l, 12),
+                None => return true,
+            },
+            l => (l, 4),
+        };
+        match read(at + header, 2) {
+            Some(version) if version < 5 => {}
+            _ => return true,
+        }
+        match usize::try_from(length)
+            .ok()
+            .and_then(|l| (at + header).checked_add(l))
+        {
+            Some(next) => at = next,
+            None => return true,
+        }
+    }
+    false
 }
 
 /// What reading kallsyms gives: the table, `None` when the addresses are

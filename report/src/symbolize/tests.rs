@@ -1000,3 +1000,36 @@ fn srcline_matches_binutils_on_inline_hot() {
         );
     }
 }
+
+/// The version scan of `.debug_line` headers agrees with readelf, for both
+/// DWARF versions gcc writes, and treats a cut-off header as "maybe 5".
+#[test]
+fn line_program_versions_match_readelf() {
+    use object::{Object, ObjectSection};
+    let dir = tmpdir("linever");
+    for (flag, want_v5) in [("-gdwarf-4", false), ("-gdwarf-5", true)] {
+        let bin = compile(
+            &dir,
+            "gcc",
+            C_SRC,
+            "c",
+            &format!("v{want_v5}"),
+            &["-O1", flag],
+        );
+        let readelf = run("readelf", &["--debug-dump=rawline", p(&bin)]);
+        let versions: Vec<u32> = readelf
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("DWARF Version:"))
+            .filter_map(|v| v.trim().parse().ok())
+            .collect();
+        assert!(!versions.is_empty());
+        assert_eq!(versions.iter().any(|&v| v >= 5), want_v5, "{versions:?}");
+        let data = std::fs::read(&bin).expect("read binary");
+        let file = object::File::parse(&*data).expect("parse ELF");
+        let section = file.section_by_name(".debug_line").expect(".debug_line");
+        let lines = section.uncompressed_data().expect("section data");
+        assert_eq!(has_v5_line_program(&lines, false), want_v5, "{flag}");
+        // A header that cannot be read might be version 5.
+        assert!(has_v5_line_program(&lines[..5], false));
+    }
+}
