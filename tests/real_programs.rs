@@ -493,3 +493,78 @@ fn unprivileged_user() {
     );
     let _ = std::fs::remove_dir_all(&base);
 }
+
+const RELOAD_MAIN_C: &str = r#"
+#include <dlfcn.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+    if (argc < 3) return 2;
+    for (int round = 0; round < 6; round++) {
+        void *h = dlopen(argv[1 + round % 2], RTLD_NOW);
+        if (!h) { fprintf(stderr, "%s\n", dlerror()); return 1; }
+        unsigned long (*spin)(unsigned long) =
+            (unsigned long (*)(unsigned long))dlsym(h, "spin");
+        volatile unsigned long r = spin(40000000UL);
+        (void)r;
+        dlclose(h);
+    }
+    return 0;
+}
+"#;
+
+/// A library whose hot code has the same layout in both variants, so that
+/// the second, loaded where the first was unloaded, runs at the same
+/// addresses under another name. The multipliers differ (both need an
+/// `imul` with a 32-bit immediate) so that the build-ids differ: perf takes
+/// the symbols of a known build-id from its cache.
+fn reload_lib_c(name: &str, multiplier: u32) -> String {
+    format!(
+        "static __attribute__((noinline)) unsigned long work_{name}(unsigned long i, unsigned long s) \
+         {{ return s + (i * {multiplier}UL ^ (s >> 3)); }}\n\
+         unsigned long spin(unsigned long n) {{ unsigned long s = 0; \
+         for (unsigned long i = 0; i < n; i++) s = work_{name}(i, s); return s; }}\n"
+    )
+}
+
+/// Samples at the same address of the same process in two libraries,
+/// loaded one after the other at the same place: each belongs to the
+/// library mapped at its time (prec's replay of repeated samples must see
+/// the new MMAP).
+#[test]
+fn same_addresses_in_reloaded_libraries() {
+    let Some(gcc) = which("gcc").filter(|_| require_perf_record()) else {
+        return;
+    };
+    let dir = tempdir();
+    let mut libs = Vec::new();
+    for (name, multiplier) in [("alpha", 1_000_003), ("bravo", 1_000_033)] {
+        let src = dir.join(format!("lib{name}.c"));
+        std::fs::write(&src, reload_lib_c(name, multiplier)).expect("write source");
+        let lib = dir.join(format!("lib{name}.so"));
+        run(Command::new(&gcc)
+            .args(["-O1", "-fno-omit-frame-pointer", "-shared", "-fPIC", "-o"])
+            .arg(&lib)
+            .arg(&src));
+        libs.push(lib);
+    }
+    let src = dir.join("reload.c");
+    std::fs::write(&src, RELOAD_MAIN_C).expect("write source");
+    let exe = dir.join("reload");
+    run(Command::new(&gcc)
+        .args(["-O1", "-fno-omit-frame-pointer", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .arg("-ldl"));
+    let argv = [path_str(&exe), path_str(&libs[0]), path_str(&libs[1])];
+    let files = record_both(&dir, "reload", &["-g"], &argv);
+    let rows = report_stdio(
+        prec(),
+        &files[1],
+        Input::File,
+        &["--sort", "dso,sym", "--no-children"],
+    );
+    for sym in ["work_alpha", "work_bravo"] {
+        assert!(rows.contains(sym), "no {sym} in prec's report:\n{rows}");
+    }
+    check(&files, REPORT_RUNS);
+}
