@@ -407,6 +407,8 @@ pub struct Entry {
     pub group_periods: Vec<u64>,
     /// Sample counts of the group members (leader first) in group mode.
     pub group_samples: Vec<u64>,
+    /// `--children` periods of the group members (leader first).
+    pub group_acc: Vec<u64>,
     /// The first sample's resolution (perf keeps it in the hist entry).
     pub thread: ThreadId,
     pub comm: CommId,
@@ -712,6 +714,23 @@ impl Resolver {
         d
     }
 
+    /// Where perf's kernel map lies once the kernel's symbols are loaded
+    /// (see [`Machine::kernel_symbols_loaded`]): from the first core
+    /// kallsyms symbol to the page after the last one's, moved to the
+    /// recorded boot's addresses. `None` when perf would not load them.
+    fn kernel_symbols_span(&mut self, machine: &Machine) -> Option<(u64, u64)> {
+        let kernel = machine.dsos.find("[kernel.kallsyms]")?;
+        if !self.kernel_allowed(machine, kernel) {
+            return None;
+        }
+        let (first, last) = self.symbolizer.kernel_symbols_span()?;
+        // symbols__fixup_end: the last kernel symbol ends a page after the
+        // page it starts in.
+        let end = last.checked_next_multiple_of(4096)?.checked_add(4096)?;
+        let delta = self.kernel_delta(machine);
+        Some((first.wrapping_sub(delta), end.wrapping_sub(delta)))
+    }
+
     /// perf's `thread__find_symbol` after the map lookup: the symbol at
     /// `addr` (= `map.map_ip(ip)`) of `map`, cached per (DSO, addr).
     pub fn symbol(
@@ -852,6 +871,24 @@ impl Resolver {
         self.srclines.insert(key, r);
         r
     }
+}
+
+/// [`Machine::resolve`], loading the kernel's symbols on the first hit of
+/// the kernel map as perf does, which can widen that map.
+pub(crate) fn resolve_loading(
+    machine: &mut Machine,
+    resolver: &mut Resolver,
+    pid: i32,
+    tid: i32,
+    cpumode: u16,
+    ip: u64,
+) -> crate::tasks::Location {
+    let loc = machine.resolve(pid, tid, cpumode, ip);
+    if loc.map.is_some_and(|m| machine.kernel_symbols_pending(&m)) {
+        let span = resolver.kernel_symbols_span(machine);
+        machine.kernel_symbols_loaded(span);
+    }
+    loc
 }
 
 /// Resolves one end of a branch (perf's `ip__resolve_ams`).
@@ -1094,6 +1131,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
     // Branch entries are per branch-stack entry: not replayed.
     let replay_on = !options.branch_mode;
     let mut replay = SampleReplay::default();
+    let mut replay_kernel_epoch = machine.kernel_epoch;
     let mut effects: Vec<Effect> = Vec::new();
     let mut replay_key: Vec<u64> = Vec::new();
     let mut replay_frames: Vec<u32> = Vec::new();
@@ -1209,6 +1247,10 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                 };
                 let period = if period == 0 { 1 } else { period };
                 let mut raw_pending = None;
+                if machine.kernel_epoch != replay_kernel_epoch {
+                    replay_kernel_epoch = machine.kernel_epoch;
+                    replay.invalidate(None);
+                }
                 if replay_on && !crate::callchain::can_unwind(a, &s) {
                     let chain = match &s.callchain {
                         Some(c) if cg_on || want_parent => c.as_bytes(),
@@ -1231,7 +1273,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                         Err(pending) => raw_pending = Some(pending),
                     }
                 }
-                let loc = machine.resolve(pid, tid, r.cpumode(), ip);
+                let loc = resolve_loading(&mut machine, &mut resolver, pid, tid, r.cpumode(), ip);
                 quality.samples += 1;
                 let mut sym = None;
                 if let Some(map) = &loc.map {
@@ -1397,6 +1439,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                 nr_samples: 0,
                                 group_periods: Vec::new(),
                                 group_samples: Vec::new(),
+                                group_acc: Vec::new(),
                                 thread: loc.thread,
                                 comm: loc.comm,
                                 level: loc.level,
@@ -1473,6 +1516,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                         nr_samples: 0,
                         group_periods: Vec::new(),
                         group_samples: Vec::new(),
+                        group_acc: Vec::new(),
                         thread: loc.thread,
                         comm: loc.comm,
                         level: loc.level,
@@ -1715,6 +1759,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                     nr_samples: 0,
                                     group_periods: Vec::new(),
                                     group_samples: Vec::new(),
+                                    group_acc: Vec::new(),
                                     thread: loc.thread,
                                     comm: loc.comm,
                                     level,
@@ -1925,6 +1970,8 @@ fn link_group(data: &mut ReportData, g: &Group) {
         e.group_periods[0] = e.period;
         e.group_samples = vec![0; n];
         e.group_samples[0] = e.nr_samples;
+        e.group_acc = vec![0; n];
+        e.group_acc[0] = e.acc_period();
     }
     let _ = le;
     for (mi, &m) in g.members.iter().enumerate().skip(1) {
@@ -1938,11 +1985,15 @@ fn link_group(data: &mut ReportData, g: &Group) {
             let pos = match h.index.get(&key) {
                 Some(&p) => p,
                 None => {
+                    // perf's hists__add_dummy_entry: no period, no
+                    // children period, an empty call tree.
                     let mut e = me.clone();
                     e.period = 0;
                     e.nr_samples = 0;
+                    e.cg = e.cg.as_ref().map(|_| Box::default());
                     e.group_periods = vec![0; n];
                     e.group_samples = vec![0; n];
+                    e.group_acc = vec![0; n];
                     h.entries.push(e);
                     let p = h.entries.len() - 1;
                     h.index.insert(key, p);
@@ -1951,6 +2002,7 @@ fn link_group(data: &mut ReportData, g: &Group) {
             };
             h.entries[pos].group_periods[mi] += me.period;
             h.entries[pos].group_samples[mi] += me.nr_samples;
+            h.entries[pos].group_acc[mi] += me.acc_period();
         }
         data.hists[m].entries = member;
     }

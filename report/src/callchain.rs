@@ -219,7 +219,7 @@ impl Callchains {
         cpumode: u16,
         ip: u64,
     ) -> ChainFrame {
-        let loc = machine.resolve(pid, tid, cpumode, ip);
+        let loc = crate::aggregate::resolve_loading(machine, resolver, pid, tid, cpumode, ip);
         let sym = loc
             .map
             .as_ref()

@@ -475,8 +475,8 @@ fn write_hists(
     let sep = data.options.field_sep.as_deref();
     let col_width = |f: &Field| -> usize {
         match f {
-            Field::Children => 8,
-            Field::Overhead => 8 * if grouped { nr_members } else { 1 },
+            Field::Children if !children(data) => 8,
+            Field::Children | Field::Overhead => 8 * if grouped { nr_members } else { 1 },
             Field::Sample | Field::Period => 12 * if grouped { nr_members } else { 1 },
             Field::Key(k) => key_width(*k, &w),
         }
@@ -553,6 +553,12 @@ fn write_hists(
                 }
                 // perf's `overhead_children` without --children: N/A.
                 Field::Children if !children(data) => line.push_str(&format!("{:>8}", "N/A")),
+                Field::Children if grouped => {
+                    for (mi, t) in totals.iter().enumerate() {
+                        let p = e.group_acc.get(mi).copied().unwrap_or(0);
+                        line.push_str(&format!("{:>8}", format!("{:.2}%", pct(p, *t))));
+                    }
+                }
                 Field::Children => line.push_str(&format!(
                     "{:>8}",
                     format!("{:.2}%", pct(e.acc_period(), totals[0]))
@@ -629,6 +635,14 @@ fn write_sep_line(
                 (v, 8 * totals.len())
             }
             Field::Children if !children(data) => (" N/A".to_string(), 8),
+            Field::Children if totals.len() > 1 => {
+                let mut v = String::new();
+                for (mi, t) in totals.iter().enumerate() {
+                    let p = e.group_acc.get(mi).copied().unwrap_or(0);
+                    v.push_str(&format!(" {:.2}%", pct(p, *t)));
+                }
+                (v, 8 * totals.len())
+            }
             Field::Children => (format!(" {:.2}%", pct(e.acc_period(), totals[0])), 8),
             Field::Sample | Field::Period => {
                 let (v, g) = if *f == Field::Sample {

@@ -847,7 +847,14 @@ impl<'f> Session<'f> {
                         r.cpumode(),
                         ip,
                     );
-                    let loc = self.machine.resolve(pid, tid, r.cpumode(), ip);
+                    let loc = crate::aggregate::resolve_loading(
+                        &mut self.machine,
+                        &mut self.resolver,
+                        pid,
+                        tid,
+                        r.cpumode(),
+                        ip,
+                    );
                     let th = self.machine.thread(loc.thread);
                     let (tpid, ttid) = (th.pid, th.tid);
                     let comm_id = loc.comm;

@@ -113,6 +113,11 @@ pub struct Machine {
     pub comms: Comms,
     /// Whether the kernel map was seen.
     pub has_kernel_map: bool,
+    /// Whether the kernel's symbols were loaded (see
+    /// [`Self::fixup_kernel_map`]).
+    kernel_symbols_loaded: bool,
+    /// Changes each time a kernel map changes after it was first set.
+    pub kernel_epoch: u32,
     /// perf's `ref_reloc_sym`: the kernel MMAP's name suffix (`_text`) and
     /// that symbol's address when recorded (the record's pgoff), to
     /// relocate kernel symbols of another boot (KASLR).
@@ -136,6 +141,8 @@ impl Machine {
             dsos: Dsos::default(),
             comms: Comms::default(),
             has_kernel_map: false,
+            kernel_symbols_loaded: false,
+            kernel_epoch: 0,
             kernel_ref: None,
         };
         let idle = m.findnew(0, 0);
@@ -378,6 +385,36 @@ impl Machine {
                 self.kernel_ref = Some((ref_name.to_string(), pgoff));
             }
         }
+    }
+
+    /// Whether the kernel's symbols still have to be loaded when `map`
+    /// (from [`Self::resolve`]) is hit: perf loads a DSO on the first hit
+    /// of one of its maps.
+    pub fn kernel_symbols_pending(&self, map: &Map) -> bool {
+        !self.kernel_symbols_loaded && self.dsos.get(map.dso).kind == DsoKind::Kernel
+    }
+
+    /// perf's `map__fixup_start` + `map__fixup_end` after loading the
+    /// kernel's symbols from kallsyms: the kernel map then spans its
+    /// symbols, `[start, end)`, not just the recorded `_text`..`_etext`, so
+    /// init code (`start_kernel` in the idle task's stack) resolves too.
+    /// `None`: the symbols could not be loaded, the map stays.
+    pub fn kernel_symbols_loaded(&mut self, span: Option<(u64, u64)>) {
+        self.kernel_symbols_loaded = true;
+        let Some((start, end)) = span.filter(|(s, e)| s < e) else {
+            return;
+        };
+        let Some(map) = self
+            .kernel
+            .iter()
+            .find(|m| self.dsos.get(m.dso).kind == DsoKind::Kernel)
+            .copied()
+        else {
+            return;
+        };
+        self.kernel.remove(map.start);
+        self.kernel.insert(Map { start, end, ..map });
+        self.kernel_epoch += 1;
     }
 
     /// Resolves a sample address like perf's `machine__resolve` +

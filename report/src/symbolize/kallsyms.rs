@@ -212,6 +212,12 @@ impl CoreSymbols {
         Some(core)
     }
 
+    /// The first core symbol's start and the last one's start (the cache
+    /// holds the symbols before the last).
+    pub fn first_and_last_start(&self) -> (u64, u64) {
+        (self.start, self.end)
+    }
+
     /// Whether `addr` is in the range the cache answers for.
     pub fn covers(&self, addr: u64) -> bool {
         addr >= self.start && addr < self.end

@@ -529,8 +529,15 @@ impl Symbolizer {
         if syms.is_empty() {
             syms = elf::function_symbols(&bin.map, Table::Dynsym).unwrap_or_default();
         }
-        let plt = elf::plt_symbols(&bin.map);
-        if syms.is_empty() && plt.is_empty() {
+        // perf 6.1's dso__load synthesizes PLT symbols only when
+        // dso__load_sym found some: a binary stripped down to imports keeps
+        // its PLT samples as raw addresses.
+        let plt = if syms.is_empty() {
+            Vec::new()
+        } else {
+            elf::plt_symbols(&bin.map)
+        };
+        if syms.is_empty() {
             let msg = format!(
                 "no symbols in {} (stripped, no debug file found). Fix: install its debug \
                  info (e.g. the -dbg/-dbgsym package) or rebuild without stripping",
@@ -847,6 +854,25 @@ impl Symbolizer {
         };
         let sym = k.table.find(addr)?;
         Some(Self::info_of(Cow::Borrowed(&sym.name), sym))
+    }
+
+    /// The start of the core kernel's first kallsyms symbol and of its
+    /// last (the last before the modules' symbols), in running addresses.
+    pub fn kernel_symbols_span(&mut self) -> Option<(u64, u64)> {
+        if matches!(self.kallsyms, Loaded::Pending) && self.kallsyms_prefetch.is_none() {
+            if let Some(core) = self.core_kallsyms() {
+                return Some(core.first_and_last_start());
+            }
+        }
+        if matches!(self.kallsyms, Loaded::Pending) {
+            self.load_kallsyms();
+        }
+        let Loaded::Ok(k) = &self.kallsyms else {
+            return None;
+        };
+        let mut core = k.table.syms().iter().filter(|s| s.module.is_none());
+        let first = core.next()?.start;
+        Some((first, core.last().map_or(first, |s| s.start)))
     }
 
     /// The running kernel's address of `_text` or `_stext` (perf's
