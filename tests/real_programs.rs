@@ -568,3 +568,122 @@ fn same_addresses_in_reloaded_libraries() {
     }
     check(&files, REPORT_RUNS);
 }
+
+/// The PLT loop, stripped: `.dynsym` then defines nothing, and perf 6.1
+/// synthesizes `@plt` symbols only for a binary with other symbols, so its
+/// PLT samples stay raw addresses.
+#[test]
+fn stripped_program_without_symbols() {
+    let Some(gcc) = which("gcc").filter(|_| require_perf_record()) else {
+        return;
+    };
+    let dir = tempdir();
+    let src = dir.join("pltloop.c");
+    std::fs::write(&src, PLT_LOOP_C).expect("write source");
+    let exe = dir.join("pltloop-stripped");
+    run(Command::new(&gcc)
+        .args(["-O2", "-fno-builtin", "-s", "-o"])
+        .arg(&exe)
+        .arg(&src));
+    let files = record_both(&dir, "stripped", &["-F", "999"], &[path_str(&exe)]);
+    let rows = report_stdio(prec(), &files[1], Input::File, &["--sort", "dso,sym"]);
+    assert!(
+        !rows.contains("@plt"),
+        "PLT symbols in a stripped binary:\n{rows}"
+    );
+    check(&files, REPORT_RUNS);
+}
+
+/// `-a -g`: every CPU, the idle task's kernel stacks (which run through
+/// init code, `start_kernel`, past the recorded kernel map's `_etext`) and
+/// perf's extra `dummy` event, also grouped. System-wide runs differ too
+/// much for the runs-alike check; each file is compared with perf alone.
+#[test]
+fn system_wide_with_call_graph() {
+    let Some(gcc) = which("gcc").filter(|_| require_perf_record()) else {
+        return;
+    };
+    let dir = tempdir();
+    let src = dir.join("pltloop.c");
+    std::fs::write(&src, PLT_LOOP_C).expect("write source");
+    let exe = dir.join("pltloop");
+    run(Command::new(&gcc)
+        .args(["-O2", "-g", "-fno-builtin", "-fno-omit-frame-pointer", "-o"])
+        .arg(&exe)
+        .arg(&src));
+    let files = record_both(
+        &dir,
+        "system",
+        &["-a", "-g", "-F", "499"],
+        &[path_str(&exe)],
+    );
+    let mut runs: Vec<&[&str]> = REPORT_RUNS.to_vec();
+    runs.push(&["--group"]);
+    runs.push(&["--group", "--no-children", "-n"]);
+    let mut failures = compare_each(
+        &files,
+        &runs,
+        |_, _| None,
+        |f, args| compare_report(f, Input::File, args),
+    );
+    failures.extend(compare_each(
+        &files,
+        SCRIPT_RUNS,
+        |_, _| None,
+        |f, args| compare_script(f, Input::File, args),
+    ));
+    if let Err(e) = perf_reads_clean(&files[0], &files[1]) {
+        failures.push(e);
+    }
+    assert_no_failures(&failures);
+}
+
+/// Tracepoints (scheduler, system calls, timers, allocations, block I/O):
+/// `prec script` prints each record's trace output as perf does, from the
+/// formats in the file's TRACING_DATA (perf records these; `prec record`
+/// does not open tracepoints yet).
+#[test]
+fn tracepoints_trace_output() {
+    let Some(sh) = which("sh").filter(|_| require_perf_record()) else {
+        return;
+    };
+    let dir = tempdir();
+    let file = dir.join("perf.tracepoints.data");
+    let events = "sched:sched_switch,sched:sched_wakeup,sched:sched_process_exec,\
+                  raw_syscalls:sys_enter,raw_syscalls:sys_exit,timer:timer_start,\
+                  timer:hrtimer_start,kmem:kmalloc,kmem:kmem_cache_alloc,\
+                  kmem:mm_page_alloc,block:block_rq_issue,workqueue:workqueue_queue_work,\
+                  irq:softirq_entry";
+    let work = format!(
+        "ls -R /usr/share/doc >/dev/null; cat /etc/passwd > {}; sync",
+        path_str(&dir.join("copy"))
+    );
+    record(perf(), &file, &["-a", "-e", events], &[&sh, "-c", &work]);
+    let (text, _) = script_stdout(perf(), &file, Input::File, &[]);
+    for want in ["prev_comm=", "NR ", "call_site=", "function="] {
+        assert!(
+            text.contains(want),
+            "no {want:?} in perf script:\n{}",
+            text.get(..2000).unwrap_or(&text)
+        );
+    }
+    let files = [file];
+    let runs: &[&[&str]] = &[
+        &[],
+        &["-F", "comm,tid,cpu,time,event,trace"],
+        &["-F", "trace"],
+    ];
+    let mut failures = compare_each(
+        &files,
+        runs,
+        |_, _| None,
+        |f, args| compare_script(f, Input::File, args),
+    );
+    failures.extend(compare_each(
+        &files,
+        REPORT_RUNS,
+        |_, _| None,
+        |f, args| compare_report(f, Input::File, args),
+    ));
+    assert_no_failures(&failures);
+}

@@ -21,6 +21,7 @@ pub use error::{Error, ErrorKind, Result};
 pub mod read;
 pub mod record;
 pub mod sample;
+pub mod tracing;
 pub mod write;
 
 pub use read::{EventAttr, PerfFile};

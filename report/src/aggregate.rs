@@ -731,6 +731,20 @@ impl Resolver {
         Some((first.wrapping_sub(delta), end.wrapping_sub(delta)))
     }
 
+    /// The kernel function at `addr` (recorded addresses) and its start:
+    /// perf's `machine__resolve_kernel_addr`, which names `%pS` pointers of
+    /// tracepoints.
+    pub fn kernel_function(&mut self, machine: &Machine, addr: u64) -> Option<(String, u64)> {
+        if let Some(kernel) = machine.dsos.find("[kernel.kallsyms]") {
+            if !self.kernel_allowed(machine, kernel) {
+                return None;
+            }
+        }
+        let delta = self.kernel_delta(machine);
+        let s = self.symbolizer.kernel_symbol(addr.wrapping_add(delta))?;
+        Some((s.name, s.start.wrapping_sub(delta)))
+    }
+
     /// perf's `thread__find_symbol` after the map lookup: the symbol at
     /// `addr` (= `map.map_ip(ip)`) of `map`, cached per (DSO, addr).
     pub fn symbol(

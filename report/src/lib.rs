@@ -15,4 +15,5 @@ pub mod script;
 pub mod stats;
 pub mod symbolize;
 pub mod tasks;
+pub mod tracepoint;
 pub mod unwind;

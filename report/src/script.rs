@@ -40,6 +40,7 @@ use crate::callchain::{can_unwind, Callchains, ChainFrame, ChainParams, Order, U
 use crate::maps::{DsoId, DsoKind};
 use crate::symbolize::{FileLoader, Symbolizer, SymbolizerOptions};
 use crate::tasks::Machine;
+use crate::tracepoint::Tracepoints;
 
 /// perf's default `--max-stack` (`PERF_MAX_STACK_DEPTH`).
 pub const PERF_MAX_STACK_DEPTH: usize = 127;
@@ -60,9 +61,11 @@ pub enum OutField {
     Srcline,
     Period,
     Addr,
+    /// A tracepoint's formatted record.
+    Trace,
 }
 
-const ALL_FIELDS: [(&str, OutField); 13] = [
+const ALL_FIELDS: [(&str, OutField); 14] = [
     ("comm", OutField::Comm),
     ("tid", OutField::Tid),
     ("pid", OutField::Pid),
@@ -76,6 +79,7 @@ const ALL_FIELDS: [(&str, OutField); 13] = [
     ("srcline", OutField::Srcline),
     ("period", OutField::Period),
     ("addr", OutField::Addr),
+    ("trace", OutField::Trace),
 ];
 
 impl OutField {
@@ -154,7 +158,7 @@ fn default_fields(t: OutType) -> Fields {
     use OutField::*;
     let common = [Comm, Tid, Cpu, Time, Event, Ip, Sym, SymOff, Dso, Period];
     match t {
-        OutType::Tracepoint => Fields::of(&[Comm, Tid, Cpu, Time, Event]),
+        OutType::Tracepoint => Fields::of(&[Comm, Tid, Cpu, Time, Event, Trace]),
         OutType::Raw => {
             let mut f = Fields::of(&common);
             f.set(Addr);
@@ -323,6 +327,8 @@ pub struct ResolvedSample<'s> {
     pub time: u64,
     pub period: u64,
     pub addr: u64,
+    /// A tracepoint's formatted record, when shown.
+    pub trace: Option<String>,
     pub frame: Frame,
     /// The call chain, innermost first, when it is shown.
     pub chain: Option<Vec<Frame>>,
@@ -378,6 +384,8 @@ pub struct Session<'f> {
     /// perf's `evlist__max_name_len`.
     pub name_width: usize,
     cfg: FieldConfig,
+    /// Tracepoint formats from TRACING_DATA.
+    tracepoints: Option<Tracepoints>,
     /// Problems to report on stderr.
     pub warnings: Vec<String>,
 }
@@ -576,6 +584,7 @@ impl<'f> Session<'f> {
             names,
             name_width,
             cfg,
+            tracepoints: crate::tracepoint::from_file(file),
             warnings: file.warnings().to_vec(),
         })
     }
@@ -936,6 +945,18 @@ impl<'f> Session<'f> {
                         None
                     };
                     let period = s.period.unwrap_or(a.sample_period_or_freq);
+                    let trace = match (&self.tracepoints, s.raw) {
+                        (Some(tp), Some(raw))
+                            if a.type_ == attr_type::TRACEPOINT
+                                && self.fields_of(a).has(OutField::Trace) =>
+                        {
+                            let (resolver, machine) = (&mut self.resolver, &self.machine);
+                            tp.format(a.config, raw, &mut |addr| {
+                                resolver.kernel_function(machine, addr)
+                            })
+                        }
+                        _ => None,
+                    };
                     // A copy (the callback borrows the session), in a buffer
                     // kept across samples.
                     comm.clear();
@@ -950,6 +971,7 @@ impl<'f> Session<'f> {
                         time,
                         period,
                         addr: s.addr.unwrap_or(0),
+                        trace,
                         frame,
                         chain,
                     };
@@ -1061,6 +1083,9 @@ impl<'f> Session<'f> {
         }
         if f.has(OutField::Event) {
             let _ = write!(s, "{:>w$}: ", rs.event, w = self.name_width);
+        }
+        if let Some(t) = rs.trace.as_deref().filter(|_| f.has(OutField::Trace)) {
+            s.push_str(t);
         }
         if f.has(OutField::Addr) {
             let _ = write!(s, "{:16x}", rs.addr);
