@@ -641,7 +641,8 @@ fn system_wide_with_call_graph() {
 /// Tracepoints (scheduler, system calls, timers, allocations, block I/O):
 /// `prec script` prints each record's trace output as perf does, from the
 /// formats in the file's TRACING_DATA (perf records these; `prec record`
-/// does not open tracepoints yet).
+/// does not open tracepoints yet). Recorded without `-a` (so with no
+/// `dummy` event) `perf report` sorts by that output (`--sort trace`).
 #[test]
 fn tracepoints_trace_output() {
     let Some(sh) = which("sh").filter(|_| require_perf_record()) else {
@@ -684,6 +685,33 @@ fn tracepoints_trace_output() {
         REPORT_RUNS,
         |_, _| None,
         |f, args| compare_report(f, Input::File, args),
+    ));
+    let ls = which("ls").unwrap_or_else(|| "/bin/ls".into());
+    let own = dir.join("perf.syscalls.data");
+    record(
+        perf(),
+        &own,
+        &["-e", "raw_syscalls:sys_enter,sched:sched_process_exec"],
+        &[&ls, "/"],
+    );
+    let own = [own];
+    let runs: &[&[&str]] = &[
+        &[],
+        &["-n"],
+        &["--sort", "comm,trace"],
+        &["--sort", "trace,comm"],
+    ];
+    failures.extend(compare_each(
+        &own,
+        runs,
+        |_, _| None,
+        |f, args| compare_report(f, Input::File, args),
+    ));
+    failures.extend(compare_each(
+        &own,
+        SCRIPT_RUNS,
+        |_, _| None,
+        |f, args| compare_script(f, Input::File, args),
     ));
     assert_no_failures(&failures);
 }

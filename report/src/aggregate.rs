@@ -56,6 +56,9 @@ pub enum SortKey {
     SymTo,
     /// Branch mode: the basic block's cycles.
     Cycles,
+    /// A tracepoint's trace output (perf's default key when every event
+    /// is a tracepoint).
+    Trace,
 }
 
 impl SortKey {
@@ -78,6 +81,7 @@ impl SortKey {
             "symbol_from" => SortKey::SymFrom,
             "symbol_to" => SortKey::SymTo,
             "cycles" => SortKey::Cycles,
+            "trace" => SortKey::Trace,
             _ => return None,
         })
     }
@@ -99,6 +103,7 @@ impl SortKey {
             SortKey::SymFrom => "Source Symbol",
             SortKey::SymTo => "Target Symbol",
             SortKey::Cycles => "Basic Block Cycles",
+            SortKey::Trace => "Trace output",
         }
     }
 
@@ -375,6 +380,7 @@ struct Key {
     to_sym: u32,
     to_addr: u64,
     cycles: u16,
+    trace: u32,
 }
 
 /// One end of a branch (perf's `addr_map_symbol`).
@@ -419,6 +425,8 @@ pub struct Entry {
     pub sym: Option<SymId>,
     pub srcline: Option<StrId>,
     pub srcfile: Option<StrId>,
+    /// `--sort trace`: the tracepoint's trace output.
+    pub trace: Option<StrId>,
     pub cpu: u32,
     /// The CPU's socket id (-1: unknown).
     pub socket: i32,
@@ -996,6 +1004,14 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
             .iter()
             .all(|a| a.attr.sample_type & st::STACK_USER == 0);
     options.branch_mode = options.branch_stack.unwrap_or(has_br_stack);
+    // perf's get_default_sort_order: `trace` when every event is a
+    // tracepoint.
+    if !options.sort_given
+        && !attrs.is_empty()
+        && attrs.iter().all(|a| a.attr.type_ == attr_type::TRACEPOINT)
+    {
+        options.sort = vec![SortKey::Trace];
+    }
     if options.branch_mode && !options.sort_given {
         // perf appends the parent key of a non-default --parent after the
         // branch keys.
@@ -1143,7 +1159,14 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
     let mut cg_frames = Frames::default();
     let mut callchain_period = vec![0u64; attrs.len()];
     // Branch entries are per branch-stack entry: not replayed.
-    let replay_on = !options.branch_mode;
+    // A tracepoint's trace output depends on its raw data, which the raw
+    // key does not hold.
+    let replay_on = !options.branch_mode && !want(SortKey::Trace);
+    let tracepoints = if want(SortKey::Trace) {
+        crate::tracepoint::from_file(file)
+    } else {
+        None
+    };
     let mut replay = SampleReplay::default();
     let mut replay_kernel_epoch = machine.kernel_epoch;
     let mut effects: Vec<Effect> = Vec::new();
@@ -1439,7 +1462,10 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                 SortKey::Cycles => key.cycles = bi.cycles,
                                 SortKey::Cpu => key.cpu = cpu,
                                 SortKey::Socket => key.socket = socket,
-                                SortKey::Srcline | SortKey::Srcfile | SortKey::Parent => {}
+                                SortKey::Srcline
+                                | SortKey::Srcfile
+                                | SortKey::Parent
+                                | SortKey::Trace => {}
                             }
                         }
                         let h = &mut hists[ai];
@@ -1462,6 +1488,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                 sym: to.sym,
                                 srcline: None,
                                 srcfile: None,
+                                trace: None,
                                 cpu,
                                 socket,
                                 parent: None,
@@ -1476,6 +1503,16 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                     }
                     continue;
                 }
+                // perf's hist_entry__trace: libtraceevent's text of the
+                // record.
+                let trace = match (&tracepoints, s.raw) {
+                    (Some(tp), Some(raw)) if a.type_ == attr_type::TRACEPOINT => tp
+                        .format(a.config, raw, &mut |addr| {
+                            resolver.kernel_function(&machine, addr)
+                        })
+                        .map(|t| strings.intern(&t)),
+                    _ => None,
+                };
                 let mut key = Key::default();
                 for k in &options.sort {
                     match k {
@@ -1497,6 +1534,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                         SortKey::Cpu => key.cpu = cpu,
                         SortKey::Socket => key.socket = socket,
                         SortKey::Srcline | SortKey::Srcfile => {}
+                        SortKey::Trace => key.trace = trace.map_or(0, |t| t.0 + 1),
                         SortKey::Parent => key.parent = parent.map_or(0, |p| p.0 + 1),
                         // Branch keys: only in branch mode.
                         SortKey::DsoFrom
@@ -1539,6 +1577,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                         sym,
                         srcline: src.0,
                         srcfile: src.1,
+                        trace,
                         cpu,
                         socket,
                         parent,
@@ -1755,6 +1794,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                     SortKey::Parent => ck.parent = parent.map_or(0, |p| p.0 + 1),
                                     SortKey::Srcline => ck.srcline = csrc.0.map_or(0, |s| s.0 + 1),
                                     SortKey::Srcfile => ck.srcfile = csrc.1.map_or(0, |s| s.0 + 1),
+                                    SortKey::Trace => ck.trace = key.trace,
                                     _ => {}
                                 }
                             }
@@ -1782,6 +1822,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                     sym: f.sym,
                                     srcline: csrc.0,
                                     srcfile: csrc.1,
+                                    trace,
                                     cpu,
                                     socket,
                                     parent,
@@ -2095,6 +2136,10 @@ fn sort_entries(data: &mut ReportData, hi: usize) {
             SortKey::Sym | SortKey::SymOff => Ordering::Equal,
             SortKey::Srcline => scmp(src(a), src(b)),
             SortKey::Srcfile => scmp(srcfile(a), srcfile(b)),
+            SortKey::Trace => scmp(
+                a.trace.map_or("", |t| d.strings.get(t)),
+                b.trace.map_or("", |t| d.strings.get(t)),
+            ),
             SortKey::Cpu => (a.cpu as i32).cmp(&(b.cpu as i32)),
             SortKey::Socket => a.socket.cmp(&b.socket),
             SortKey::Parent => null_last(a.parent, b.parent, |x, y| {

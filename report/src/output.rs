@@ -54,6 +54,7 @@ struct Widths {
     dso_to: usize,
     sym_from: usize,
     sym_to: usize,
+    trace: usize,
 }
 
 /// perf's `sort__setup_elide`: a key filtered to exactly one value
@@ -191,6 +192,7 @@ fn calc_widths(data: &ReportData, h: &Hists) -> Widths {
         dso_to: 0,
         sym_from: 0,
         sym_to: 0,
+        trace: 0,
     };
     let keys = &data.options.sort;
     let srcfile_first = keys.first() == Some(&SortKey::Srcfile);
@@ -215,7 +217,38 @@ fn calc_widths(data: &ReportData, h: &Hists) -> Widths {
         }
     }
     let prefix_shared = |e: &Entry| prefixes.get(&prefix(e)).is_some_and(|&n| n >= 2);
+    // The same for perf's he->trace_output, made in sort__trace_cmp: an
+    // entry never compared by it (the only one, or alone with its values
+    // of the keys before `trace`) does not widen the column, and is cut to
+    // the width when printed.
+    let before_trace: Vec<SortKey> = keys
+        .iter()
+        .take_while(|k| **k != SortKey::Trace)
+        .copied()
+        .collect();
+    let trace_prefix = |e: &Entry| -> String {
+        before_trace
+            .iter()
+            .map(|&k| key_value(data, e, k, 256).trim_end().to_string())
+            .collect::<Vec<_>>()
+            .join("\u{1}")
+    };
+    let mut trace_prefixes: std::collections::HashMap<String, usize> = Default::default();
+    if keys.contains(&SortKey::Trace) {
+        for e in &h.entries {
+            *trace_prefixes.entry(trace_prefix(e)).or_default() += 1;
+        }
+    }
     for e in h.entries.iter().filter(|e| visible(e)) {
+        if let Some(t) = e.trace {
+            let compared = e.nr_samples >= 2
+                || trace_prefixes
+                    .get(&trace_prefix(e))
+                    .is_some_and(|&n| n >= 2);
+            if compared {
+                w.trace = w.trace.max(data.strings.get(t).len());
+            }
+        }
         match sym_name(data, e) {
             Some(n) => w.sym = w.sym.max(n.len() + 4),
             None => {
@@ -284,6 +317,7 @@ fn key_width(k: SortKey, w: &Widths) -> usize {
         SortKey::SymFrom => w.sym_from,
         SortKey::SymTo => w.sym_to,
         SortKey::Cycles => 0,
+        SortKey::Trace => w.trace,
     };
     v.max(k.header().len())
 }
@@ -299,6 +333,13 @@ fn pad(s: &str, width: usize) -> String {
 
 fn key_value(data: &ReportData, e: &Entry, k: SortKey, width: usize) -> String {
     match k {
+        // perf's `%-.*s`: cut to the width, never padded.
+        SortKey::Trace => e
+            .trace
+            .map_or("", |t| data.strings.get(t))
+            .chars()
+            .take(width)
+            .collect(),
         SortKey::Comm => pad(data.machine.comms.get(e.comm), width),
         SortKey::Pid | SortKey::Tid => {
             let t = data.machine.thread(e.thread);
@@ -585,7 +626,11 @@ fn write_hists(
                     if !last
                         && matches!(
                             k,
-                            SortKey::Sym | SortKey::SymOff | SortKey::Srcline | SortKey::Srcfile
+                            SortKey::Sym
+                                | SortKey::SymOff
+                                | SortKey::Srcline
+                                | SortKey::Srcfile
+                                | SortKey::Trace
                         )
                     {
                         line.push_str(&format!("{v:<cw$}"));
