@@ -309,6 +309,9 @@ pub struct ReportArgs {
     /// Show a column with the number of samples.
     #[arg(short = 'n', long = "show-nr-samples")]
     pub show_nr_samples: bool,
+    /// Show the per-thread counter values a `record -s` file carries.
+    #[arg(short = 'T', long = "threads")]
+    pub threads: bool,
     /// Show a column with the sum of the periods.
     #[arg(long = "show-total-period")]
     pub show_total_period: bool,

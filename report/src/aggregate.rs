@@ -146,6 +146,9 @@ pub struct Options {
     /// Explicit output fields (`-F`); `None` = overhead [+ samples] + keys.
     pub fields: Option<Vec<Field>>,
     pub show_nr_samples: bool,
+    /// `-T`/`--threads`: the per-thread counter values of READ records
+    /// (`perf record -s`) after the report.
+    pub show_threads: bool,
     /// `--show-total-period`: a Period column.
     pub show_total_period: bool,
     /// perf's hpp sort list when `-F` was given (perf's "strict" field
@@ -210,6 +213,7 @@ impl Default for Options {
             sort: vec![SortKey::Comm, SortKey::Dso, SortKey::Sym],
             fields: None,
             show_nr_samples: false,
+            show_threads: false,
             show_total_period: false,
             sort_list: None,
             field_sep: None,
@@ -514,6 +518,42 @@ pub struct ReportData {
     pub options: Options,
     /// Call graphs, when the file has callchains.
     pub callgraph: Option<CallgraphData>,
+    /// `-T`: per-thread counter values.
+    pub thread_values: ThreadValues,
+}
+
+/// perf's `perf_read_values`: READ record values summed per (pid, tid) and
+/// event, both in order of first appearance.
+#[derive(Debug, Default)]
+pub struct ThreadValues {
+    /// (attr index, event name).
+    pub counters: Vec<(usize, String)>,
+    /// (pid, tid, value per counter).
+    pub threads: Vec<(u32, u32, Vec<u64>)>,
+}
+
+impl ThreadValues {
+    fn add(&mut self, pid: u32, tid: u32, attr: usize, name: &str, value: u64) {
+        let c = match self.counters.iter().position(|(a, _)| *a == attr) {
+            Some(c) => c,
+            None => {
+                self.counters.push((attr, name.to_string()));
+                self.counters.len() - 1
+            }
+        };
+        let t = match self.threads.iter().position(|t| t.0 == pid && t.1 == tid) {
+            Some(t) => t,
+            None => {
+                self.threads.push((pid, tid, Vec::new()));
+                self.threads.len() - 1
+            }
+        };
+        let values = &mut self.threads[t].2;
+        if values.len() <= c {
+            values.resize(c + 1, 0);
+        }
+        values[c] = values[c].wrapping_add(value);
+    }
 }
 
 /// perf's `evsel__name` for an attr without a recorded name.
@@ -1114,6 +1154,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
     let mut strings = Strings::default();
     let mut quality = Quality::default();
     let mut total_lost_samples = 0u64;
+    let mut thread_values = ThreadValues::default();
 
     let want = |k: SortKey| options.sort.contains(&k);
     let need_sym = want(SortKey::Sym)
@@ -1255,6 +1296,17 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
             }
             Record::Lost { lost, .. } => quality.lost_events += lost,
             Record::Throttle { .. } => quality.throttled += 1,
+            // perf's process_read_event takes `read.value`, the word after
+            // the tid (the entry count with a group read_format).
+            Record::Read { pid, tid, values } if options.show_threads => {
+                if let Some(ai) = attr_idx {
+                    let value = match values.single {
+                        Some(e) => e.value,
+                        None => values.iter().count() as u64,
+                    };
+                    thread_values.add(pid, tid, ai, &hists[ai].name, value);
+                }
+            }
             Record::Sample(s) => {
                 let Some(ai) = attr_idx else {
                     quality.unknown_id += 1;
@@ -1919,6 +1971,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
         symbolizer: resolver.symbolizer,
         options,
         callgraph,
+        thread_values,
     };
     if let Some(groups) = data.groups.clone() {
         for g in &groups {

@@ -782,6 +782,36 @@ pub fn write_report(out: &mut dyn Write, data: &ReportData) -> io::Result<()> {
         )?;
         writeln!(out, "#")?;
     }
+    if data.options.show_threads {
+        write_thread_values(out, &data.thread_values)?;
+    }
+    Ok(())
+}
+
+/// perf's `perf_read_values__display_pretty`.
+fn write_thread_values(out: &mut dyn Write, v: &crate::aggregate::ThreadValues) -> io::Result<()> {
+    let mut pid_w = 3;
+    let mut tid_w = 3;
+    let mut widths: Vec<usize> = v.counters.iter().map(|(_, n)| n.len()).collect();
+    for (pid, tid, values) in &v.threads {
+        pid_w = pid_w.max((*pid as i32).to_string().len());
+        tid_w = tid_w.max((*tid as i32).to_string().len());
+        for (w, x) in widths.iter_mut().zip(values) {
+            *w = (*w).max(x.to_string().len());
+        }
+    }
+    write!(out, "# {:>pid_w$}  {:>tid_w$}", "PID", "TID")?;
+    for ((_, name), w) in v.counters.iter().zip(&widths) {
+        write!(out, "  {name:>w$}")?;
+    }
+    writeln!(out)?;
+    for (pid, tid, values) in &v.threads {
+        write!(out, "  {:>pid_w$}  {:>tid_w$}", *pid as i32, *tid as i32)?;
+        for (c, w) in widths.iter().enumerate() {
+            write!(out, "  {:>w$}", values.get(c).copied().unwrap_or(0))?;
+        }
+        writeln!(out)?;
+    }
     Ok(())
 }
 

@@ -230,6 +230,8 @@ impl ScriptOptions {
 struct FieldConfig {
     fields: HashMap<OutType, Fields>,
     user_set: HashMap<OutType, bool>,
+    /// perf's `user_set_fields`: the fields `-F` names, `+field` too.
+    user_fields: HashMap<OutType, Fields>,
 }
 
 impl FieldConfig {
@@ -254,6 +256,7 @@ fn parse_fields_arg(s: &str) -> Result<FieldConfig, String> {
     let mut cfg = FieldConfig {
         fields: HashMap::default(),
         user_set: HashMap::default(),
+        user_fields: HashMap::default(),
     };
     // "type:list" applies to one type, else all.
     let (types, list): (Vec<OutType>, &str) = match s.split_once(':') {
@@ -277,9 +280,11 @@ fn parse_fields_arg(s: &str) -> Result<FieldConfig, String> {
         } else {
             Fields(0)
         };
+        let mut named = Fields(0);
         for it in &items {
             if let Some(n) = it.strip_prefix('+') {
                 f.set(parse_field(n)?);
+                named.set(parse_field(n)?);
             } else if let Some(n) = it.strip_prefix('-') {
                 f.clear(parse_field(n)?);
             } else if modify {
@@ -288,9 +293,11 @@ fn parse_fields_arg(s: &str) -> Result<FieldConfig, String> {
                 ));
             } else {
                 f.set(parse_field(it)?);
+                named.set(parse_field(it)?);
             }
         }
         cfg.fields.insert(*t, f);
+        cfg.user_fields.insert(*t, named);
         cfg.user_set.insert(*t, !modify);
     }
     Ok(cfg)
@@ -475,6 +482,7 @@ impl<'f> Session<'f> {
             None => FieldConfig {
                 fields: HashMap::default(),
                 user_set: HashMap::default(),
+                user_fields: HashMap::default(),
             },
         };
         // perf checks the first event of each type against its sample_type.
@@ -502,7 +510,8 @@ impl<'f> Session<'f> {
                 if bit == 0 || !f.has(field) || stype & bit != 0 {
                     continue;
                 }
-                if user {
+                let named = cfg.user_fields.get(&t).is_some_and(|u| u.has(field));
+                if user || named {
                     return Err(ScriptError(format!(
                         "Samples for '{}' event do not have {what} attribute set. Cannot print '{}' field.",
                         names[i],

@@ -121,6 +121,7 @@ fn options(args: &ReportArgs) -> Result<Options> {
     o.callgraph.skip_first_sym =
         args.fields.is_none() && args.sort.as_deref().is_some_and(|s| s.starts_with("sym"));
     o.show_nr_samples = args.show_nr_samples;
+    o.show_threads = args.threads;
     o.show_total_period = args.show_total_period;
     o.field_sep = args.field_separator.clone();
     o.relative = args.percentage.as_deref() == Some("relative");
