@@ -409,7 +409,8 @@ fn stripped_binary_uses_debuglink_file() {
     run("objcopy", &["--only-keep-debug", p(&exe), p(&debug)]);
     let stripped = dir.join("prog.stripped");
     run("strip", &["-s", p(&exe), "-o", p(&stripped)]);
-    // Stripped, no debug link: only PLT symbols remain.
+    // Stripped, no debug link: no symbols at all; perf 6.1 synthesizes
+    // PLT symbols only for a binary with other symbols (dso__load).
     let mut s = Symbolizer::new(plt_opts());
     let bin = s.binary(p(&stripped), None).expect("open stripped");
     assert_eq!(sym_of(&s, bin, local), None);
@@ -418,8 +419,8 @@ fn stripped_binary_uses_debuglink_file() {
         .diagnostics()
         .iter()
         .any(|d| d.kind == DiagnosticKind::NoDebugInfo));
-    for (addr, name) in objdump_plt(&exe) {
-        assert_eq!(sym_of(&s, bin, addr), Some(name));
+    for (addr, _) in objdump_plt(&exe) {
+        assert_eq!(sym_of(&s, bin, addr), None);
     }
     // With .gnu_debuglink the symbols and lines come from prog.debug.
     run(
