@@ -68,7 +68,6 @@ use std::borrow::Cow;
 use std::fmt;
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
 use std::sync::Arc;
 use symtab::{Binding, Sym, SymbolTable};
 
@@ -202,7 +201,27 @@ impl fmt::Display for Diagnostic {
     }
 }
 
-type DwarfReader = gimli::EndianRcSlice<gimli::RunTimeEndian>;
+type DwarfReader<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
+
+/// What a binary's parsed DWARF borrows: the file's bytes, read in place
+/// (a memory-mapped file's pages are read only where the lookups go), and
+/// the sections that are stored compressed, decompressed once.
+struct DwarfBytes {
+    file: FileBytes,
+    /// Decompressed sections, by their index in the file.
+    decompressed: Vec<(object::SectionIndex, Box<[u8]>)>,
+}
+
+type DwarfContext<'a> = addr2line::Context<DwarfReader<'a>>;
+
+self_cell::self_cell!(
+    /// addr2line's context over the sections of [`DwarfBytes`].
+    struct DwarfCell {
+        owner: DwarfBytes,
+        #[not_covariant]
+        dependent: DwarfContext,
+    }
+);
 
 enum DwarfState {
     NotLoaded,
@@ -212,7 +231,7 @@ enum DwarfState {
 
 /// A binary's parsed DWARF.
 struct Dwarf {
-    ctx: addr2line::Context<DwarfReader>,
+    cell: DwarfCell,
     /// Whether any line program is DWARF 5 (see [`binutils_initial_file`]).
     line_v5: bool,
 }
@@ -263,12 +282,15 @@ pub struct Symbolizer {
 /// The bytes of a binary or debug file: read into memory by default, or
 /// memory-mapped when the caller supplies a [`FileLoader`] that maps (the
 /// report crate itself has no `unsafe`, so mapping is the caller's choice).
-pub struct FileBytes(Box<dyn Deref<Target = [u8]> + Send + Sync>);
+///
+/// Cloning shares the bytes.
+#[derive(Clone)]
+pub struct FileBytes(Arc<dyn Deref<Target = [u8]> + Send + Sync>);
 
 impl FileBytes {
     /// Wraps any owner of bytes (a `Vec<u8>`, a memory map).
     pub fn new(bytes: impl Deref<Target = [u8]> + Send + Sync + 'static) -> Self {
-        FileBytes(Box::new(bytes))
+        FileBytes(Arc::new(bytes))
     }
 }
 
@@ -652,15 +674,15 @@ impl Symbolizer {
                 let load = |p: &Path| load_with(loader.as_ref(), p);
                 search_debug_file(symfs.as_deref(), &load, binary);
             }
-            let data: Option<(&[u8], &Path)> = if binary.info.has_dwarf {
-                Some((&binary.map, &binary.file))
+            let data = if binary.info.has_dwarf {
+                Some(&binary.map)
             } else {
                 match &binary.debug {
-                    DebugFile::Found(path, map, info) if info.has_dwarf => Some((map, path)),
+                    DebugFile::Found(_, map, info) if info.has_dwarf => Some(map),
                     _ => None,
                 }
             };
-            let result = match data.map(|(data, path)| load_dwarf(data, path)) {
+            let result = match data.map(|data| load_dwarf(data.clone())) {
                 Some(Ok(ctx)) => Ok(ctx),
                 Some(Err(e)) => Err(format!("corrupt DWARF: {e}")),
                 None => Err("no DWARF debug info".to_string()),
@@ -696,8 +718,9 @@ impl Symbolizer {
     /// `dl-get-cpu-features.c`) shows the `.c` file with the header's line.
     pub fn source_location(&mut self, bin: BinaryId, elf_addr: u64) -> Option<SourceLocation> {
         let dwarf = self.dwarf(bin)?;
-        let loc = dwarf.ctx.find_location(elf_addr).ok()??;
-        let mut out = convert_location(&loc)?;
+        let mut out = dwarf
+            .cell
+            .with_dependent(|_, ctx| convert_location(&ctx.find_location(elf_addr).ok()??))?;
         if let Some(file) = binutils_initial_file(dwarf, elf_addr) {
             out.file = file;
         }
@@ -724,34 +747,37 @@ impl Symbolizer {
         let Some(dwarf) = self.dwarf(bin) else {
             return Vec::new();
         };
-        let mut out = Vec::new();
-        let Ok(mut iter) = dwarf.ctx.find_frames(elf_addr).skip_all_loads() else {
-            return out;
-        };
         let initial_file = binutils_initial_file(dwarf, elf_addr);
-        while let Ok(Some(frame)) = iter.next() {
-            let function = frame
-                .function
-                .as_ref()
-                .and_then(|f| f.raw_name().ok())
-                .map(|raw| {
-                    if do_demangle {
-                        demangle(&raw).unwrap_or_else(|| raw.into_owned())
-                    } else {
-                        raw.into_owned()
-                    }
-                });
-            let mut location = frame.location.as_ref().and_then(convert_location);
-            // The innermost record's file, as binutils names it.
-            if let (true, Some(l), Some(f)) = (out.is_empty(), location.as_mut(), &initial_file) {
-                l.file = f.clone();
+        dwarf.cell.with_dependent(|_, ctx| {
+            let mut out = Vec::new();
+            let Ok(mut iter) = ctx.find_frames(elf_addr).skip_all_loads() else {
+                return out;
+            };
+            while let Ok(Some(frame)) = iter.next() {
+                let function = frame
+                    .function
+                    .as_ref()
+                    .and_then(|f| f.raw_name().ok())
+                    .map(|raw| {
+                        if do_demangle {
+                            demangle(&raw).unwrap_or_else(|| raw.into_owned())
+                        } else {
+                            raw.into_owned()
+                        }
+                    });
+                let mut location = frame.location.as_ref().and_then(convert_location);
+                // The innermost record's file, as binutils names it.
+                if let (true, Some(l), Some(f)) = (out.is_empty(), location.as_mut(), &initial_file)
+                {
+                    l.file = f.clone();
+                }
+                out.push(Frame { function, location });
+                if out.len() > 256 {
+                    break; // corrupt DWARF guard
+                }
             }
-            out.push(Frame { function, location });
-            if out.len() > 256 {
-                break; // corrupt DWARF guard
-            }
-        }
-        out
+            out
+        })
     }
 
     /// Starts reading kallsyms on another thread, so that the kernel's slow
@@ -997,12 +1023,17 @@ fn search_debug_file(
 /// register was never set in its sequence (see
 /// [`Symbolizer::source_location`]). `None` otherwise.
 fn binutils_initial_file(dwarf: &Dwarf, addr: u64) -> Option<String> {
-    use gimli::Reader;
     // Finding the unit parses its functions: skip it for DWARF 4.
     if !dwarf.line_v5 {
         return None;
     }
-    let unit_ref = dwarf.ctx.find_dwarf_and_unit(addr).skip_all_loads()?;
+    dwarf
+        .cell
+        .with_dependent(|_, ctx| initial_file_of_unit(ctx, addr))
+}
+
+fn initial_file_of_unit(ctx: &DwarfContext<'_>, addr: u64) -> Option<String> {
+    let unit_ref = ctx.find_dwarf_and_unit(addr).skip_all_loads()?;
     let (dwarf, unit) = (unit_ref.dwarf, unit_ref.unit);
     let program = unit.line_program.as_ref()?;
     if program.header().version() < 5 {
@@ -1044,19 +1075,19 @@ fn binutils_initial_file(dwarf: &Dwarf, addr: u64) -> Option<String> {
     let header = rows.header();
     let primary = header.file(0)?;
     let entry1 = header.file(1)?;
-    let render = |f: &gimli::FileEntry<DwarfReader>| -> Option<String> {
+    let render = |f: &gimli::FileEntry<DwarfReader<'_>>| -> Option<String> {
         let name = dwarf.attr_string(unit, f.path_name()).ok()?;
-        let name = name.to_string_lossy().ok()?.into_owned();
+        let name = name.to_string_lossy().into_owned();
         if name.starts_with('/') {
             return Some(name);
         }
         let mut path = String::new();
         if let Some(dir) = f.directory(header) {
             let dir = dwarf.attr_string(unit, dir).ok()?;
-            let dir = dir.to_string_lossy().ok()?.into_owned();
+            let dir = dir.to_string_lossy().into_owned();
             if !dir.starts_with('/') {
                 if let Some(comp) = &unit.comp_dir {
-                    path.push_str(&comp.to_string_lossy().ok()?);
+                    path.push_str(&comp.to_string_lossy());
                     path.push('/');
                 }
             }
@@ -1078,63 +1109,72 @@ fn convert_location(loc: &addr2line::Location<'_>) -> Option<SourceLocation> {
     })
 }
 
-/// Parses the DWARF of `data`, the bytes of the file at `path`.
+/// Parses the DWARF of `bytes`, an ELF file's.
 ///
-/// Uncompressed sections are read from the file into their buffers rather
-/// than copied out of `data`: when `data` is a memory map, copying would
-/// also make every page of the sections resident in the map, counting the
-/// debug info twice in the process's memory. `data` is the fallback when
-/// the file cannot be read (e.g. it changed since it was mapped).
-fn load_dwarf(data: &[u8], path: &Path) -> Result<Dwarf, String> {
-    use gimli::{Reader, Section};
+/// The sections are read where they are: when `bytes` is a memory map,
+/// only the pages that lookups touch become resident, and nothing is
+/// copied. Compressed sections are decompressed once, here.
+fn load_dwarf(bytes: FileBytes) -> Result<Dwarf, String> {
     use object::{Object, ObjectSection};
-    use std::os::unix::fs::FileExt;
-    let opened = std::fs::File::open(path).ok();
-    let read_at = |offset: u64, size: u64| -> Option<Rc<[u8]>> {
-        let file = opened.as_ref()?;
-        if offset.checked_add(size)? > data.len() as u64 {
-            return None;
-        }
-        let (start, len) = (usize::try_from(offset).ok()?, usize::try_from(size).ok()?);
-        let mut bytes: Rc<[u8]> = std::iter::repeat_n(0u8, len).collect();
-        file.read_exact_at(Rc::get_mut(&mut bytes)?, offset).ok()?;
-        // The same file as `data`? Compare the ends (one page each).
-        let mapped = data.get(start..start + len)?;
-        let n = len.min(4096);
-        (bytes[..n] == mapped[..n] && bytes[len - n..] == mapped[len - n..]).then_some(bytes)
-    };
-    let file = object::File::parse(data).map_err(|e| e.to_string())?;
+    let file = object::File::parse(&*bytes).map_err(|e| e.to_string())?;
     let endian = if file.is_little_endian() {
         gimli::RunTimeEndian::Little
     } else {
         gimli::RunTimeEndian::Big
     };
-    let load = |id: gimli::SectionId| -> Result<DwarfReader, gimli::Error> {
-        let bytes: Rc<[u8]> = match file.section_by_name(id.name()) {
-            Some(sec) => {
-                let in_place = sec.compressed_file_range().ok().and_then(|r| {
-                    (r.format == object::CompressionFormat::None)
-                        .then(|| read_at(r.offset, r.uncompressed_size))?
-                });
-                match in_place {
-                    Some(bytes) => bytes,
-                    None => match sec.uncompressed_data() {
-                        Ok(d) => Rc::from(&*d),
-                        Err(_) => Rc::from(&[][..]),
-                    },
-                }
-            }
-            None => Rc::from(&[][..]),
-        };
-        Ok(DwarfReader::new(bytes, endian))
+    let mut decompressed = Vec::new();
+    for sec in file.sections() {
+        let is_debug = sec
+            .name()
+            .is_ok_and(|n| n.starts_with(".debug_") || n.starts_with(".zdebug_"));
+        let compressed = sec
+            .compressed_file_range()
+            .is_ok_and(|r| r.format != object::CompressionFormat::None);
+        if is_debug && compressed {
+            // Unreadable compressed data reads as an empty section, as
+            // when the section is absent.
+            let data = sec
+                .uncompressed_data()
+                .map(Cow::into_owned)
+                .unwrap_or_default();
+            decompressed.push((sec.index(), data.into_boxed_slice()));
+        }
+    }
+    let owner = DwarfBytes {
+        file: bytes,
+        decompressed,
     };
-    let dwarf = gimli::Dwarf::load(load).map_err(|e| e.to_string())?;
-    let line_v5 = has_v5_line_program(
-        &dwarf.debug_line.reader().to_slice().unwrap_or_default(),
-        endian == gimli::RunTimeEndian::Big,
-    );
-    let ctx = addr2line::Context::from_dwarf(dwarf).map_err(|e| e.to_string())?;
-    Ok(Dwarf { ctx, line_v5 })
+    let mut line_v5 = false;
+    let cell = DwarfCell::try_new(owner, |owner| {
+        let file = object::File::parse(&*owner.file).map_err(|e| e.to_string())?;
+        let section = |id: gimli::SectionId| -> &[u8] {
+            let Some(sec) = file.section_by_name(id.name()) else {
+                return &[];
+            };
+            if let Some((_, data)) = owner.decompressed.iter().find(|(i, _)| *i == sec.index()) {
+                return data;
+            }
+            match sec.compressed_file_range() {
+                Ok(r) if r.format == object::CompressionFormat::None => {
+                    let range = usize::try_from(r.offset).ok().and_then(|start| {
+                        Some(start..start.checked_add(usize::try_from(r.uncompressed_size).ok()?)?)
+                    });
+                    range.and_then(|r| owner.file.get(r)).unwrap_or(&[])
+                }
+                _ => &[],
+            }
+        };
+        let dwarf = gimli::Dwarf::load(|id| {
+            Ok::<_, gimli::Error>(gimli::EndianSlice::new(section(id), endian))
+        })
+        .map_err(|e| e.to_string())?;
+        line_v5 = has_v5_line_program(
+            gimli::Section::reader(&dwarf.debug_line).slice(),
+            endian == gimli::RunTimeEndian::Big,
+        );
+        addr2line::Context::from_dwarf(dwarf).map_err(|e| e.to_string())
+    })?;
+    Ok(Dwarf { cell, line_v5 })
 }
 
 /// Whether `.debug_line` holds a version 5 (or later) line program, by its
