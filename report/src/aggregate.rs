@@ -414,11 +414,11 @@ pub struct Entry {
     pub period: u64,
     pub nr_samples: u64,
     /// Periods of the group members (leader first) in group mode.
-    pub group_periods: Vec<u64>,
+    pub group_periods: Box<[u64]>,
     /// Sample counts of the group members (leader first) in group mode.
-    pub group_samples: Vec<u64>,
+    pub group_samples: Box<[u64]>,
     /// `--children` periods of the group members (leader first).
-    pub group_acc: Vec<u64>,
+    pub group_acc: Box<[u64]>,
     /// The first sample's resolution (perf keeps it in the hist entry).
     pub thread: ThreadId,
     pub comm: CommId,
@@ -440,8 +440,9 @@ pub struct Entry {
     pub filtered: bool,
     /// Call-graph mode: children period and call tree.
     pub cg: Option<Box<EntryCg>>,
-    /// Branch mode: the branch of this entry.
-    pub branch: Option<BranchInfo>,
+    /// Branch mode: the branch of this entry (boxed: most reports have
+    /// none, and entries are many).
+    pub branch: Option<Box<BranchInfo>>,
 }
 
 /// An entry's call-graph data (perf's `stat_acc` and `callchain`).
@@ -1529,9 +1530,9 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                             h.entries.push(Entry {
                                 period: 0,
                                 nr_samples: 0,
-                                group_periods: Vec::new(),
-                                group_samples: Vec::new(),
-                                group_acc: Vec::new(),
+                                group_periods: Box::default(),
+                                group_samples: Box::default(),
+                                group_acc: Box::default(),
                                 thread: loc.thread,
                                 comm: loc.comm,
                                 level: loc.level,
@@ -1546,7 +1547,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                 parent: None,
                                 filtered,
                                 cg: None,
-                                branch: Some(bi),
+                                branch: Some(Box::new(bi)),
                             });
                         }
                         let e = &mut h.entries[idx];
@@ -1618,9 +1619,9 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                     h.entries.push(Entry {
                         period: 0,
                         nr_samples: 0,
-                        group_periods: Vec::new(),
-                        group_samples: Vec::new(),
-                        group_acc: Vec::new(),
+                        group_periods: Box::default(),
+                        group_samples: Box::default(),
+                        group_acc: Box::default(),
                         thread: loc.thread,
                         comm: loc.comm,
                         level: loc.level,
@@ -1863,9 +1864,9 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                 h.entries.push(Entry {
                                     period: 0,
                                     nr_samples: 0,
-                                    group_periods: Vec::new(),
-                                    group_samples: Vec::new(),
-                                    group_acc: Vec::new(),
+                                    group_periods: Box::default(),
+                                    group_samples: Box::default(),
+                                    group_acc: Box::default(),
                                     thread: loc.thread,
                                     comm: loc.comm,
                                     level,
@@ -2074,11 +2075,11 @@ fn link_group(data: &mut ReportData, g: &Group) {
     let leader = g.members[0];
     let le = data.hists[leader].entries.len();
     for e in &mut data.hists[leader].entries {
-        e.group_periods = vec![0; n];
+        e.group_periods = vec![0; n].into_boxed_slice();
         e.group_periods[0] = e.period;
-        e.group_samples = vec![0; n];
+        e.group_samples = vec![0; n].into_boxed_slice();
         e.group_samples[0] = e.nr_samples;
-        e.group_acc = vec![0; n];
+        e.group_acc = vec![0; n].into_boxed_slice();
         e.group_acc[0] = e.acc_period();
     }
     let _ = le;
@@ -2099,9 +2100,9 @@ fn link_group(data: &mut ReportData, g: &Group) {
                     e.period = 0;
                     e.nr_samples = 0;
                     e.cg = e.cg.as_ref().map(|_| Box::default());
-                    e.group_periods = vec![0; n];
-                    e.group_samples = vec![0; n];
-                    e.group_acc = vec![0; n];
+                    e.group_periods = vec![0; n].into_boxed_slice();
+                    e.group_samples = vec![0; n].into_boxed_slice();
+                    e.group_acc = vec![0; n].into_boxed_slice();
                     h.entries.push(e);
                     let p = h.entries.len() - 1;
                     h.index.insert(key, p);

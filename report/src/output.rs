@@ -389,6 +389,7 @@ fn key_value(data: &ReportData, e: &Entry, k: SortKey, width: usize) -> String {
         SortKey::DsoFrom | SortKey::DsoTo => {
             let a = e
                 .branch
+                .as_ref()
                 .map(|b| if k == SortKey::DsoFrom { b.from } else { b.to });
             match a {
                 None => pad("N/A", width),
@@ -401,13 +402,14 @@ fn key_value(data: &ReportData, e: &Entry, k: SortKey, width: usize) -> String {
         SortKey::SymFrom | SortKey::SymTo => {
             let a = e
                 .branch
+                .as_ref()
                 .map(|b| if k == SortKey::SymFrom { b.from } else { b.to });
             match a {
                 None => pad("N/A", width),
                 Some(a) => branch_sym(data, &a, width),
             }
         }
-        SortKey::Cycles => match e.branch {
+        SortKey::Cycles => match e.branch.as_deref() {
             None => "N/A".chars().take(width).collect(),
             Some(b) if b.cycles == 0 => pad("-", width),
             Some(b) => pad(&(b.cycles as i16).to_string(), width),
