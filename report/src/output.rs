@@ -23,6 +23,7 @@
 //! column narrower than 16 is widened to 22 once an entry without a symbol
 //! is seen.
 
+use std::collections::HashMap;
 use std::io::{self, Write};
 
 use crate::aggregate::{Entry, Field, Hists, ReportData, SortKey};
@@ -170,6 +171,54 @@ fn write_callgraph(out: &mut dyn Write, data: &ReportData, h: &Hists, e: &Entry)
     )
 }
 
+/// How many entries share each entry's values of the sort keys before
+/// `key`. perf computes some values (srcfile, trace output) only when it
+/// compares two entries by that key while inserting, which it does only
+/// between entries equal in the keys before it: an entry sharing those
+/// values with no other (and merging no other sample) never got its value,
+/// so it does not widen the column.
+struct SharedPrefixes<'a> {
+    data: &'a ReportData,
+    before: Vec<SortKey>,
+    counts: HashMap<String, usize>,
+}
+
+impl<'a> SharedPrefixes<'a> {
+    /// Counts nothing (every entry unshared) unless `count`.
+    fn new(data: &'a ReportData, entries: &[Entry], key: SortKey, count: bool) -> Self {
+        let before = data
+            .options
+            .sort
+            .iter()
+            .take_while(|k| **k != key)
+            .copied()
+            .collect();
+        let mut shared = SharedPrefixes {
+            data,
+            before,
+            counts: HashMap::new(),
+        };
+        if count {
+            for e in entries {
+                *shared.counts.entry(shared.prefix(e)).or_default() += 1;
+            }
+        }
+        shared
+    }
+
+    fn prefix(&self, e: &Entry) -> String {
+        self.before
+            .iter()
+            .map(|&k| key_value(self.data, e, k, 256).trim_end().to_string())
+            .collect::<Vec<_>>()
+            .join("\u{1}")
+    }
+
+    fn shared(&self, e: &Entry) -> bool {
+        self.counts.get(&self.prefix(e)).is_some_and(|&n| n >= 2)
+    }
+}
+
 fn visible(e: &Entry) -> bool {
     !e.filtered
 }
@@ -196,56 +245,24 @@ fn calc_widths(data: &ReportData, h: &Hists) -> Widths {
     };
     let keys = &data.options.sort;
     let srcfile_first = keys.first() == Some(&SortKey::Srcfile);
-    // Entries sharing the keys before srcfile with another entry were
-    // compared by srcfile when inserted.
-    let before: Vec<SortKey> = keys
-        .iter()
-        .take_while(|k| **k != SortKey::Srcfile)
-        .copied()
-        .collect();
-    let prefix = |e: &Entry| -> String {
-        before
-            .iter()
-            .map(|&k| key_value(data, e, k, 256).trim_end().to_string())
-            .collect::<Vec<_>>()
-            .join("\u{1}")
-    };
-    let mut prefixes: std::collections::HashMap<String, usize> = Default::default();
-    if keys.contains(&SortKey::Srcfile) && !srcfile_first {
-        for e in &h.entries {
-            *prefixes.entry(prefix(e)).or_default() += 1;
-        }
-    }
-    let prefix_shared = |e: &Entry| prefixes.get(&prefix(e)).is_some_and(|&n| n >= 2);
-    // The same for perf's he->trace_output, made in sort__trace_cmp: an
-    // entry never compared by it (the only one, or alone with its values
-    // of the keys before `trace`) does not widen the column, and is cut to
-    // the width when printed.
-    let before_trace: Vec<SortKey> = keys
-        .iter()
-        .take_while(|k| **k != SortKey::Trace)
-        .copied()
-        .collect();
-    let trace_prefix = |e: &Entry| -> String {
-        before_trace
-            .iter()
-            .map(|&k| key_value(data, e, k, 256).trim_end().to_string())
-            .collect::<Vec<_>>()
-            .join("\u{1}")
-    };
-    let mut trace_prefixes: std::collections::HashMap<String, usize> = Default::default();
-    if keys.contains(&SortKey::Trace) {
-        for e in &h.entries {
-            *trace_prefixes.entry(trace_prefix(e)).or_default() += 1;
-        }
-    }
+    let srcfile_shared = SharedPrefixes::new(
+        data,
+        &h.entries,
+        SortKey::Srcfile,
+        keys.contains(&SortKey::Srcfile) && !srcfile_first,
+    );
+    // perf's he->trace_output, made in sort__trace_cmp: an entry never
+    // compared by it does not widen the column, and is cut to the width
+    // when printed.
+    let trace_shared = SharedPrefixes::new(
+        data,
+        &h.entries,
+        SortKey::Trace,
+        keys.contains(&SortKey::Trace),
+    );
     for e in h.entries.iter().filter(|e| visible(e)) {
         if let Some(t) = e.trace {
-            let compared = e.nr_samples >= 2
-                || trace_prefixes
-                    .get(&trace_prefix(e))
-                    .is_some_and(|&n| n >= 2);
-            if compared {
+            if e.nr_samples >= 2 || trace_shared.shared(e) {
                 w.trace = w.trace.max(data.strings.get(t).len());
             }
         }
@@ -275,7 +292,7 @@ fn calc_widths(data: &ReportData, h: &Hists) -> Widths {
         // perf computes he->srcfile lazily in se_cmp: after another key,
         // only entries a later sample merged into have it when the widths
         // are computed.
-        if srcfile_first || e.nr_samples >= 2 || prefix_shared(e) {
+        if srcfile_first || e.nr_samples >= 2 || srcfile_shared.shared(e) {
             let sf = e.srcfile.map_or(0, |s| data.strings.get(s).len());
             w.srcfile = w.srcfile.max(sf);
         }
