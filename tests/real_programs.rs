@@ -228,6 +228,28 @@ fn check(files: &[PathBuf; 2], reports: &[&[&str]]) {
     assert_no_failures(&failures);
 }
 
+/// Writes `source` to DIR/OUT.c and compiles it to DIR/OUT with `flags`,
+/// then `libs` after the source.
+fn compile_c(
+    gcc: &str,
+    dir: &Path,
+    source: &str,
+    out: &str,
+    flags: &[&str],
+    libs: &[&str],
+) -> PathBuf {
+    let src = dir.join(format!("{out}.c"));
+    std::fs::write(&src, source).expect("write source");
+    let exe = dir.join(out);
+    run(Command::new(gcc)
+        .args(flags)
+        .arg("-o")
+        .arg(&exe)
+        .arg(&src)
+        .args(libs));
+    exe
+}
+
 fn path_str(p: &Path) -> &str {
     p.to_str().expect("utf-8 temp path")
 }
@@ -380,13 +402,14 @@ fn gcc_program_in_plt_stubs() {
         return;
     };
     let dir = tempdir();
-    let src = dir.join("pltloop.c");
-    std::fs::write(&src, PLT_LOOP_C).expect("write source");
-    let exe = dir.join("pltloop");
-    run(Command::new(&gcc)
-        .args(["-O2", "-g", "-fno-builtin", "-o"])
-        .arg(&exe)
-        .arg(&src));
+    let exe = compile_c(
+        &gcc,
+        &dir,
+        PLT_LOOP_C,
+        "pltloop",
+        &["-O2", "-g", "-fno-builtin"],
+        &[],
+    );
     let files = record_both(&dir, "plt", &["-F", "999"], &[path_str(&exe)]);
     let rows = report_stdio(perf(), &files[0], Input::File, &[]);
     if !rows.contains("[.] _init") {
@@ -544,23 +567,17 @@ fn same_addresses_in_reloaded_libraries() {
     let dir = tempdir();
     let mut libs = Vec::new();
     for (name, multiplier) in [("alpha", 1_000_003), ("bravo", 1_000_033)] {
-        let src = dir.join(format!("lib{name}.c"));
-        std::fs::write(&src, reload_lib_c(name, multiplier)).expect("write source");
-        let lib = dir.join(format!("lib{name}.so"));
-        run(Command::new(&gcc)
-            .args(["-O1", "-fno-omit-frame-pointer", "-shared", "-fPIC", "-o"])
-            .arg(&lib)
-            .arg(&src));
-        libs.push(lib);
+        libs.push(compile_c(
+            &gcc,
+            &dir,
+            &reload_lib_c(name, multiplier),
+            &format!("lib{name}.so"),
+            &["-O1", "-fno-omit-frame-pointer", "-shared", "-fPIC"],
+            &[],
+        ));
     }
-    let src = dir.join("reload.c");
-    std::fs::write(&src, RELOAD_MAIN_C).expect("write source");
-    let exe = dir.join("reload");
-    run(Command::new(&gcc)
-        .args(["-O1", "-fno-omit-frame-pointer", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .arg("-ldl"));
+    let flags = ["-O1", "-fno-omit-frame-pointer"];
+    let exe = compile_c(&gcc, &dir, RELOAD_MAIN_C, "reload", &flags, &["-ldl"]);
     let argv = [path_str(&exe), path_str(&libs[0]), path_str(&libs[1])];
     let files = record_both(&dir, "reload", &["-g"], &argv);
     let rows = report_stdio(
@@ -584,13 +601,8 @@ fn stripped_program_without_symbols() {
         return;
     };
     let dir = tempdir();
-    let src = dir.join("pltloop.c");
-    std::fs::write(&src, PLT_LOOP_C).expect("write source");
-    let exe = dir.join("pltloop-stripped");
-    run(Command::new(&gcc)
-        .args(["-O2", "-fno-builtin", "-s", "-o"])
-        .arg(&exe)
-        .arg(&src));
+    let flags = ["-O2", "-fno-builtin", "-s"];
+    let exe = compile_c(&gcc, &dir, PLT_LOOP_C, "pltloop-stripped", &flags, &[]);
     let files = record_both(&dir, "stripped", &["-F", "999"], &[path_str(&exe)]);
     let rows = report_stdio(prec(), &files[1], Input::File, &["--sort", "dso,sym"]);
     assert!(
@@ -612,13 +624,8 @@ fn system_wide_with_call_graph() {
         return;
     };
     let dir = tempdir();
-    let src = dir.join("pltloop.c");
-    std::fs::write(&src, PLT_LOOP_C).expect("write source");
-    let exe = dir.join("pltloop");
-    run(Command::new(&gcc)
-        .args(["-O2", "-g", "-fno-builtin", "-fno-omit-frame-pointer", "-o"])
-        .arg(&exe)
-        .arg(&src));
+    let flags = ["-O2", "-g", "-fno-builtin", "-fno-omit-frame-pointer"];
+    let exe = compile_c(&gcc, &dir, PLT_LOOP_C, "pltloop", &flags, &[]);
     let files = record_both(
         &dir,
         "system",
