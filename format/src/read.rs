@@ -341,6 +341,13 @@ impl<'a> PerfFile<'a> {
                         data: &r.body[8..],
                     });
                 }
+                // The tracing data follows its record (the file-mode
+                // feature's bytes, with padding).
+                RecordType::HEADER_TRACING_DATA => features.push(RawFeature {
+                    id: FeatureId::TRACING_DATA,
+                    offset: r.offset + u64::from(r.header.size),
+                    data: r.trailing,
+                }),
                 _ => {}
             }
         }

@@ -142,6 +142,81 @@ pub fn parse(data: &[u8], offset: u64) -> Result<TracingData<'_>> {
     })
 }
 
+/// What [`encode`] writes: the kernel's tracing files, as read.
+#[derive(Clone, Debug, Default)]
+pub struct TracingFiles {
+    /// The tracer's byte order.
+    pub big_endian: bool,
+    /// `sizeof(long)` of the traced kernel.
+    pub long_size: u8,
+    pub page_size: u32,
+    /// `events/header_page`.
+    pub header_page: Vec<u8>,
+    /// `events/header_event`.
+    pub header_event: Vec<u8>,
+    /// `events/ftrace/*/format` files that are included.
+    pub ftrace: Vec<Vec<u8>>,
+    /// Per system (`sched`), the `format` files of its recorded events.
+    pub systems: Vec<(String, Vec<Vec<u8>>)>,
+    /// `/proc/kallsyms` (perf 6.1 writes none).
+    pub kallsyms: Vec<u8>,
+    /// `printk_formats`.
+    pub printk: Vec<u8>,
+    /// `saved_cmdlines`.
+    pub saved_cmdlines: Vec<u8>,
+}
+
+/// Encodes a TRACING_DATA section (version 0.6) in `files`' byte order:
+/// the layout [`parse`] reads.
+pub fn encode(files: &TracingFiles) -> Vec<u8> {
+    let endian = if files.big_endian {
+        Endian::Big
+    } else {
+        Endian::Little
+    };
+    let mut out = MAGIC.to_vec();
+    out.extend_from_slice(b"0.6\0");
+    out.push(u8::from(files.big_endian));
+    out.push(files.long_size);
+    endian.put_u32(&mut out, files.page_size);
+    let sized64 = |out: &mut Vec<u8>, text: &[u8]| {
+        endian.put_u64(out, text.len() as u64);
+        out.extend_from_slice(text);
+    };
+    let sized32 = |out: &mut Vec<u8>, text: &[u8]| {
+        // Texts over 4 GiB cannot be described; perf has the same limit.
+        endian.put_u32(out, u32::try_from(text.len()).unwrap_or(0));
+        if u32::try_from(text.len()).is_ok() {
+            out.extend_from_slice(text);
+        }
+    };
+    for (name, text) in [
+        ("header_page", &files.header_page),
+        ("header_event", &files.header_event),
+    ] {
+        out.extend_from_slice(name.as_bytes());
+        out.push(0);
+        sized64(&mut out, text);
+    }
+    endian.put_u32(&mut out, files.ftrace.len() as u32);
+    for f in &files.ftrace {
+        sized64(&mut out, f);
+    }
+    endian.put_u32(&mut out, files.systems.len() as u32);
+    for (system, formats) in &files.systems {
+        out.extend_from_slice(system.as_bytes());
+        out.push(0);
+        endian.put_u32(&mut out, formats.len() as u32);
+        for f in formats {
+            sized64(&mut out, f);
+        }
+    }
+    sized32(&mut out, &files.kallsyms);
+    sized32(&mut out, &files.printk);
+    sized64(&mut out, &files.saved_cmdlines);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,6 +268,44 @@ mod tests {
             assert_eq!(t.events.len(), 1);
             assert_eq!(t.events[0].system, "sched");
             assert!(t.events[0].text.starts_with("name: sched_switch"));
+        }
+    }
+
+    #[test]
+    fn encode_then_parse() {
+        for big in [false, true] {
+            let files = TracingFiles {
+                big_endian: big,
+                long_size: 8,
+                page_size: 4096,
+                header_page: b"field: u64 timestamp;".to_vec(),
+                header_event: b"type_len : 5 bits".to_vec(),
+                ftrace: vec![b"name: function\n".to_vec()],
+                systems: vec![
+                    (
+                        "sched".into(),
+                        vec![b"name: a\n".to_vec(), b"name: b\n".to_vec()],
+                    ),
+                    ("irq".into(), vec![b"name: c\n".to_vec()]),
+                ],
+                kallsyms: Vec::new(),
+                printk: b"0x1 : \"x\"\n".to_vec(),
+                saved_cmdlines: b"1 init\n".to_vec(),
+            };
+            let bytes = encode(&files);
+            assert!(bytes.starts_with(&sample(big)[..16]));
+            let t = parse(&bytes, 0).expect("parses");
+            assert_eq!((t.big_endian, t.long_size, t.page_size), (big, 8, 4096));
+            let names: Vec<(&str, &str)> = t.events.iter().map(|e| (e.system, e.text)).collect();
+            assert_eq!(
+                names,
+                [
+                    ("sched", "name: a\n"),
+                    ("sched", "name: b\n"),
+                    ("irq", "name: c\n")
+                ]
+            );
+            assert_eq!(t.printk, "0x1 : \"x\"\n");
         }
     }
 

@@ -252,6 +252,20 @@ impl<W: Write> PipeWriter<W> {
         self.write_records(&buf)
     }
 
+    /// Writes a HEADER_TRACING_DATA record and the TRACING_DATA bytes that
+    /// follow it, as perf does in pipe mode: the record (12 bytes) holds
+    /// their size rounded up to 8, which counts the padding after them.
+    pub fn write_tracing_data(&mut self, tracing_data: &[u8]) -> io::Result<()> {
+        let aligned = tracing_data.len().next_multiple_of(8);
+        let size = u32::try_from(aligned)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "tracing data over 4 GiB"))?;
+        let mut body = Vec::with_capacity(4);
+        self.endian.put_u32(&mut body, size);
+        self.write_record(RecordType::HEADER_TRACING_DATA, 0, &body)?;
+        self.write_records(tracing_data)?;
+        self.write_records(&vec![0; aligned - tracing_data.len()])
+    }
+
     /// Bytes written so far.
     pub fn written(&self) -> u64 {
         self.written
