@@ -36,7 +36,7 @@ use crate::launch::{self, ExitStatus, RunningChild, SuspendedChild};
 use crate::ring::{LostCounter, RingBuffer};
 use crate::synth::{self, Synth};
 use crate::sys::{self, flags, perf_type, read_format, sample, PerfEventAttr};
-use crate::{buildid, proc_synth, sysinfo};
+use crate::{buildid, proc_synth, sysinfo, tracefs};
 
 /// The CPU "-1" (any CPU) in CPU lists.
 const ANY_CPU: u32 = u32::MAX;
@@ -290,6 +290,15 @@ fn configure(
     }
     if cfg.system_wide {
         st |= sample::CPU;
+    }
+    if a.type_ == perf_type::TRACEPOINT {
+        // perf's evsel__newtp: the raw record, time, CPU and period always,
+        // and every hit a sample unless -c or -F says otherwise.
+        st |= sample::RAW | sample::TIME | sample::CPU | sample::PERIOD;
+        if cfg.period.is_none() && !m.user_freq {
+            a.sample_period_or_freq = 1;
+            a.set_flag(flags::FREQ, false);
+        }
     }
     a.sample_type = st | sid;
     a.read_format = read_format::ID | read_format::LOST;
@@ -901,6 +910,32 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
 
     // 3. Output.
     let mut host = features::host_features();
+    let tracepoints: Vec<tracefs::Tracepoint> = specs
+        .iter()
+        .filter(|s| s.type_ == perf_type::TRACEPOINT)
+        .filter_map(|s| {
+            let (system, name) = s.tracepoint.clone()?;
+            Some(tracefs::Tracepoint {
+                system,
+                name,
+                id: s.config,
+            })
+        })
+        .collect();
+    let tracing_data = if tracepoints.is_empty() {
+        None
+    } else {
+        let files = tracefs::tracing_files(&tracepoints)
+            .map_err(|e| RecordError(format!("tracing data: {e}")))?;
+        Some(prec_format::tracing::encode(&files))
+    };
+    // (A pipe gets it as a record instead, after the features.)
+    if let (Some(bytes), Output::File(_)) = (&tracing_data, &cfg.output) {
+        host.push(prec_format::features::Feature::Raw {
+            id: prec_format::FeatureId::TRACING_DATA,
+            bytes: bytes.clone(),
+        });
+    }
     if let Some((id, res)) = cfg.modes.clockid {
         host.extend(features::clock_features(id, res));
     }
@@ -930,6 +965,9 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
                 &event_infos,
                 Endian::NATIVE,
             ))?;
+            if let Some(bytes) = &tracing_data {
+                w.write_tracing_data(bytes)?;
+            }
             Sink::Pipe(w)
         }
     };

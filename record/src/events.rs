@@ -3,8 +3,10 @@
 //! Supported: the generic hardware events (`cycles`, `instructions`, ...,
 //! `PERF_TYPE_HARDWARE`), the software events (`cpu-clock`, `task-clock`,
 //! `page-faults`, ..., `dummy`, `PERF_TYPE_SOFTWARE`) and raw events `rNNNN`
-//! (`PERF_TYPE_RAW`, hex config), each optionally followed by `:modifiers`
-//! with perf's semantics:
+//! (`PERF_TYPE_RAW`, hex config), and tracepoints `system:name` (either
+//! part a glob, `sched:*`; `PERF_TYPE_TRACEPOINT`, the id from tracefs, see
+//! [`crate::tracefs`]), each optionally followed by `:modifiers` with
+//! perf's semantics:
 //!
 //! * `u`, `k`, `h`: count only user / kernel / hypervisor (the first of them
 //!   excludes all three, then each letter re-includes its level);
@@ -54,6 +56,8 @@ pub struct EventSpec {
     pub exclusive: bool,
     /// `W` modifier.
     pub weak_group: bool,
+    /// A tracepoint's system and name.
+    pub tracepoint: Option<(String, String)>,
 }
 
 /// An event string that could not be parsed.
@@ -63,18 +67,28 @@ pub struct EventParseError {
     pub event: String,
     /// What was wrong.
     pub reason: String,
+    /// Whether the list of valid event names helps (not for a tracepoint
+    /// that could not be found).
+    pub list_events: bool,
 }
 
 impl fmt::Display for EventParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let names: Vec<&str> = EVENT_NAMES.iter().map(|(n, _, _)| *n).collect();
         write!(
             f,
-            "event syntax error: '{}'\n  \\___ {}\nValid events: {}, or rNNN (raw); modifiers after ':' (u, k, h, p, P, ...)",
-            self.event,
-            self.reason,
-            names.join(", ")
-        )
+            "event syntax error: '{}'\n  \\___ {}",
+            self.event, self.reason
+        )?;
+        if self.list_events {
+            let names: Vec<&str> = EVENT_NAMES.iter().map(|(n, _, _)| *n).collect();
+            write!(
+                f,
+                "\nValid events: {}, rNNN (raw) or SYSTEM:TRACEPOINT (as in /sys/kernel/tracing/events); \
+                 modifiers after ':' (u, k, h, p, P, ...)",
+                names.join(", ")
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -134,6 +148,7 @@ impl EventSpec {
             pinned: false,
             exclusive: false,
             weak_group: false,
+            tracepoint: None,
         }
     }
 
@@ -152,6 +167,7 @@ impl EventSpec {
         let err = |reason: &str| EventParseError {
             event: term.to_string(),
             reason: reason.to_string(),
+            list_events: true,
         };
         let term_trim = term.trim();
         if term_trim.is_empty() {
@@ -333,9 +349,63 @@ impl EventSpec {
     }
 }
 
-/// Parses a comma-separated `-e` argument (`cycles:u,task-clock`).
+/// Parses a comma-separated `-e` argument (`cycles:u,task-clock`,
+/// `sched:sched_switch`); a tracepoint glob gives every tracepoint it
+/// matches.
 pub fn parse_event_list(s: &str) -> Result<Vec<EventSpec>, EventParseError> {
-    s.split(',').map(EventSpec::parse).collect()
+    let mut out = Vec::new();
+    for term in s.split(',') {
+        match EventSpec::parse(term) {
+            Ok(e) => out.push(e),
+            Err(e) => match tracepoint_parts(term) {
+                Some((system, name, mods)) => out.extend(tracepoints(term, system, name, mods)?),
+                None => return Err(e),
+            },
+        }
+    }
+    Ok(out)
+}
+
+/// `system:name[:modifiers]` when `term` reads as a tracepoint.
+fn tracepoint_parts(term: &str) -> Option<(&str, &str, Option<&str>)> {
+    let mut parts = term.trim().splitn(3, ':');
+    let (system, name) = (parts.next()?, parts.next()?);
+    let ok = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"_-*?.".contains(&b))
+    };
+    (ok(system) && ok(name)).then_some((system, name, parts.next()))
+}
+
+fn tracepoints(
+    term: &str,
+    system: &str,
+    name: &str,
+    mods: Option<&str>,
+) -> Result<Vec<EventSpec>, EventParseError> {
+    let err = |reason: String| EventParseError {
+        event: term.trim().to_string(),
+        reason,
+        list_events: false,
+    };
+    let found = crate::tracefs::find(system, name).map_err(|e| err(e.to_string()))?;
+    found
+        .into_iter()
+        .map(|tp| {
+            let mut full = format!("{}:{}", tp.system, tp.name);
+            if let Some(m) = mods {
+                full = format!("{full}:{m}");
+            }
+            let mut spec = EventSpec::base(&full, perf_type::TRACEPOINT, tp.id);
+            match mods {
+                None => spec.exclude_guest = true,
+                Some(m) => spec.apply_modifiers(m).map_err(err)?,
+            }
+            spec.tracepoint = Some((tp.system, tp.name));
+            Ok(spec)
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -371,6 +441,23 @@ mod tests {
         assert!(a.has_flag(flags::EXCLUDE_KERNEL | flags::EXCLUDE_HV));
         assert!(EventSpec::parse("cycles:pppp").is_err());
         assert!(EventSpec::parse("cycles:q").is_err());
+    }
+
+    #[test]
+    fn tracepoint_syntax() {
+        assert_eq!(
+            tracepoint_parts("sched:sched_switch"),
+            Some(("sched", "sched_switch", None))
+        );
+        assert_eq!(
+            tracepoint_parts("syscalls:sys_enter_*:u"),
+            Some(("syscalls", "sys_enter_*", Some("u")))
+        );
+        assert_eq!(tracepoint_parts("cycles"), None);
+        assert_eq!(tracepoint_parts("a:"), None);
+        assert_eq!(tracepoint_parts("a b:c"), None);
+        // A raw event with modifiers stays raw.
+        assert_eq!(parse_event_list("r1a2:u").unwrap()[0].type_, 4);
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! * [`ring`]: the mmap ring buffer consumer, record splitting, lost counts;
 //! * [`events`]: `-e` event-name parsing and perf's cycles → cpu-clock
 //!   fallback;
+//! * [`tracefs`]: tracepoints by `system:name` and their TRACING_DATA;
 //! * [`launch`]: fork the workload behind a start gate, report exec errors,
 //!   wait, forward signals;
 //! * [`proc_synth`]: /proc readers for synthesizing existing threads, maps
@@ -32,6 +33,7 @@ pub mod ring;
 pub mod synth;
 pub mod sys;
 pub mod sysinfo;
+pub mod tracefs;
 
 #[cfg(test)]
 mod e2e_tests;
