@@ -1046,8 +1046,10 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
             .all(|a| a.attr.sample_type & st::STACK_USER == 0);
     options.branch_mode = options.branch_stack.unwrap_or(has_br_stack);
     // perf's get_default_sort_order: `trace` when every event is a
-    // tracepoint.
+    // tracepoint. It looks before reading any record, so a pipe (whose
+    // events come as records) keeps the usual order.
     if !options.sort_given
+        && file.mode() == prec_format::read::Mode::File
         && !attrs.is_empty()
         && attrs.iter().all(|a| a.attr.type_ == attr_type::TRACEPOINT)
     {
