@@ -667,18 +667,18 @@ fn system_wide_with_call_graph() {
     assert_no_failures(&failures);
 }
 
-/// Tracepoints (scheduler, system calls, timers, allocations, block I/O):
-/// `prec script` prints each record's trace output as perf does, from the
-/// formats in the file's TRACING_DATA (perf records these; `prec record`
-/// does not open tracepoints yet). Recorded without `-a` (so with no
-/// `dummy` event) `perf report` sorts by that output (`--sort trace`).
+/// Tracepoints (scheduler, system calls, timers, allocations, block I/O),
+/// recorded by perf and by prec (the same attrs, TRACING_DATA as perf
+/// writes it): `prec script` prints each record's trace output as perf
+/// does, from the formats in the file's TRACING_DATA. Recorded without
+/// `-a` (so with no `dummy` event) `perf report` sorts by that output
+/// (`--sort trace`), except from a pipe. Both readers read prec's pipe.
 #[test]
 fn tracepoints_trace_output() {
     let Some(sh) = which("sh").filter(|_| require_perf_record()) else {
         return;
     };
     let dir = tempdir();
-    let file = dir.join("perf.tracepoints.data");
     let events = "sched:sched_switch,sched:sched_wakeup,sched:sched_process_exec,\
                   raw_syscalls:sys_enter,raw_syscalls:sys_exit,timer:timer_start,\
                   timer:hrtimer_start,kmem:kmalloc,kmem:kmem_cache_alloc,\
@@ -688,16 +688,23 @@ fn tracepoints_trace_output() {
         "ls -R /usr/share/doc >/dev/null; cat /etc/passwd > {}; sync",
         path_str(&dir.join("copy"))
     );
-    record(perf(), &file, &["-a", "-e", events], &[&sh, "-c", &work]);
-    let (text, _) = script_stdout(perf(), &file, Input::File, &[]);
-    for want in ["prev_comm=", "NR ", "call_site=", "function="] {
-        assert!(
-            text.contains(want),
-            "no {want:?} in perf script:\n{}",
-            text.get(..2000).unwrap_or(&text)
-        );
+    let files = record_both(
+        &dir,
+        "tracepoints",
+        &["-a", "-e", events],
+        &[&sh, "-c", &work],
+    );
+    for file in &files {
+        let (text, _) = script_stdout(perf(), file, Input::File, &[]);
+        for want in ["prev_comm=", "NR ", "call_site=", "function="] {
+            assert!(
+                text.contains(want),
+                "no {want:?} in perf script of {}:\n{}",
+                file.display(),
+                text.get(..2000).unwrap_or(&text)
+            );
+        }
     }
-    let files = [file];
     let runs: &[&[&str]] = &[
         &[],
         &["-F", "comm,tid,cpu,time,event,trace"],
@@ -715,15 +722,12 @@ fn tracepoints_trace_output() {
         |_, _| None,
         |f, args| compare_report(f, Input::File, args),
     ));
+    if let Err(e) = perf_reads_clean(&files[0], &files[1]) {
+        failures.push(e);
+    }
     let ls = which("ls").unwrap_or_else(|| "/bin/ls".into());
-    let own = dir.join("perf.syscalls.data");
-    record(
-        perf(),
-        &own,
-        &["-e", "raw_syscalls:sys_enter,sched:sched_process_exec"],
-        &[&ls, "/"],
-    );
-    let own = [own];
+    let syscalls = ["-e", "raw_syscalls:sys_enter,sched:sched_process_exec"];
+    let own = record_both(&dir, "syscalls", &syscalls, &[&ls, "/"]);
     let runs: &[&[&str]] = &[
         &[],
         &["-n"],
@@ -742,5 +746,82 @@ fn tracepoints_trace_output() {
         |_, _| None,
         |f, args| compare_script(f, Input::File, args),
     ));
+    if let Err(e) = perf_reads_clean(&own[0], &own[1]) {
+        failures.push(e);
+    }
+    // prec's pipe: the tracing data as a record.
+    let piped = dir.join("prec.pipe.data");
+    let out = std::fs::File::create(&piped).expect("create pipe file");
+    let o = prec()
+        .args([
+            "record",
+            "-q",
+            "-e",
+            "sched:sched_switch,raw_syscalls:sys_enter",
+        ])
+        .args(["-o", "-", "--"])
+        .arg(&ls)
+        .arg("/")
+        .stdin(Stdio::null())
+        .stdout(out)
+        .output()
+        .expect("run prec record -o -");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let piped = [piped];
+    failures.extend(compare_each(
+        &piped,
+        &[&[], &["--sort", "trace"]],
+        |_, _| None,
+        |f, args| compare_report(f, Input::Stdin, args),
+    ));
+    failures.extend(compare_each(
+        &piped,
+        &[&[]],
+        |_, _| None,
+        |f, args| compare_script(f, Input::Stdin, args),
+    ));
     assert_no_failures(&failures);
+}
+
+/// A tracepoint that does not exist, or that an ordinary user cannot read
+/// (tracefs is root's), is a clear error naming it, before anything runs.
+#[test]
+fn tracepoint_errors() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let out = dir.join("x.data");
+    let o = prec()
+        .args(["record", "-e", "sched:no_such_event", "-o"])
+        .arg(&out)
+        .args(["--", "true"])
+        .output()
+        .expect("run prec");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("'sched:no_such_event'"),
+        "{err}"
+    );
+    assert!(err.contains("unknown tracepoint"), "{err}");
+    use std::os::unix::fs::MetadataExt;
+    let root = std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0);
+    if let Some(runuser) = which("runuser").filter(|_| root) {
+        let o = Command::new(runuser)
+            .args(["-u", "nobody", "--"])
+            .arg(prec_bin())
+            .args([
+                "record",
+                "-e",
+                "sched:sched_switch",
+                "-o",
+                "/tmp/prec-nobody-tp.data",
+            ])
+            .args(["--", "true"])
+            .output()
+            .expect("run runuser");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{err}");
+        assert!(err.contains("can't access trace events"), "{err}");
+    }
 }
