@@ -148,7 +148,8 @@ pub struct InjectArgs {
 /// `prec record` arguments (perf record's names).
 #[derive(Args, Debug)]
 pub struct RecordArgs {
-    /// Event selector(s), comma separated (e.g. cpu-clock, task-clock, page-faults, cycles:u).
+    /// Event selector(s), comma separated (e.g. cpu-clock, task-clock, page-faults, cycles:u,
+    /// sched:sched_switch, 'syscalls:sys_enter_*').
     #[arg(short = 'e', long = "event")]
     pub events: Vec<String>,
     /// Sampling frequency in Hz.
