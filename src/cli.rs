@@ -55,7 +55,7 @@ pub struct ScriptArgs {
     pub data: PerfDataArgs,
     /// Fields: comm,tid,pid,time,cpu,event,ip,sym,symoff,dso,srcline,period,addr
     /// (optionally `type:` first, or +field/-field to change the defaults).
-    #[arg(short = 'F', long = "fields")]
+    #[arg(short = 'F', long = "fields", allow_hyphen_values = true)]
     pub fields: Option<String>,
     /// Show the perf.data header first.
     #[arg(long = "header")]

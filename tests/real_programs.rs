@@ -749,6 +749,25 @@ fn tracepoints_trace_output() {
     if let Err(e) = perf_reads_clean(&own[0], &own[1]) {
         failures.push(e);
     }
+    // With call chains, perf script shows them under each trace line.
+    let chains = record_both(
+        &dir,
+        "tpchains",
+        &["-g", "-e", "sched:sched_switch"],
+        &[&sh, "-c", "sleep 0.01; ls / >/dev/null; sleep 0.01"],
+    );
+    failures.extend(compare_each(
+        &chains,
+        &[
+            &[],
+            &["-G"],
+            &["-F", "+ip"],
+            &["-F", "-trace"],
+            &["-F", "comm,ip,sym"],
+        ],
+        |_, _| None,
+        |f, args| compare_script(f, Input::File, args),
+    ));
     // prec's pipe: the tracing data as a record.
     let piped = dir.join("prec.pipe.data");
     let out = std::fs::File::create(&piped).expect("create pipe file");

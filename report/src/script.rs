@@ -550,6 +550,23 @@ impl<'f> Session<'f> {
             }
             cfg.fields.insert(t, f);
         }
+        // perf_session__check_output_opt: tracepoints show their call
+        // chains (ip, sym, symoff, dso) when one has them, unless -F
+        // touched the tracepoint fields (`+field` too) or -G hides call
+        // chains.
+        let tracepoint = OutType::Tracepoint;
+        if !opts.hide_call_graph
+            && !cfg.user_fields.contains_key(&tracepoint)
+            && attrs.iter().any(|a| {
+                a.attr.type_ == attr_type::TRACEPOINT && a.attr.sample_type & st::CALLCHAIN != 0
+            })
+        {
+            let mut f = cfg.get(tracepoint);
+            for field in [OutField::Ip, OutField::Sym, OutField::SymOff, OutField::Dso] {
+                f.set(field);
+            }
+            cfg.fields.insert(tracepoint, f);
+        }
         // Kernel symbols from perf's build-id cache when the kernel differs.
         let mut sym_opts = SymbolizerOptions {
             symfs: opts.symfs.clone(),
