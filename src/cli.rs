@@ -372,8 +372,11 @@ pub struct ReportArgs {
     #[arg(short = 'D', long = "dump-raw-trace")]
     pub dump_raw_trace: bool,
     /// Show events of a group together.
-    #[arg(long = "group")]
+    #[arg(long = "group", overrides_with = "no_group")]
     pub group: bool,
+    /// Show the events of recorded groups separately.
+    #[arg(long = "no-group", overrides_with = "group")]
+    pub no_group: bool,
     /// Plain text output (the only output; accepted for perf compatibility).
     #[arg(long = "stdio")]
     pub stdio: bool,

@@ -187,7 +187,10 @@ pub struct Options {
     pub time: Option<(Option<u64>, Option<u64>)>,
     /// The `--time` argument as given (perf prints it in the Samples line).
     pub time_str: Option<String>,
+    /// `--group`: show the events as one group even without GROUP_DESC.
     pub group: bool,
+    /// `--no-group`: show the events of recorded groups separately.
+    pub no_group: bool,
     pub symfs: Option<PathBuf>,
     pub kallsyms: Option<PathBuf>,
     pub demangle: bool,
@@ -234,6 +237,7 @@ impl Default for Options {
             time: None,
             time_str: None,
             group: false,
+            no_group: false,
             symfs: None,
             kallsyms: None,
             demangle: true,
@@ -480,6 +484,9 @@ pub struct Hists {
     index: HashMap<Key, usize>,
     pub nr_samples: u64,
     pub total_period: u64,
+    /// Members of the group this event leads in the recording (1: none);
+    /// perf says "events" for such a leader even with `--no-group`.
+    pub recorded_members: u32,
 }
 
 /// Counters for the quality notes.
@@ -1106,8 +1113,15 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
             index: HashMap::default(),
             nr_samples: 0,
             total_period: 0,
+            recorded_members: group_descs
+                .iter()
+                .find(|g| g.leader_idx as usize == i)
+                .map_or(1, |g| g.nr_members),
         })
         .collect();
+    if options.no_group {
+        group_descs.clear();
+    }
 
     // Kernel symbols from perf's build-id cache when the kernel differs.
     let mut sym_opts = SymbolizerOptions {
@@ -1960,7 +1974,8 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
     };
     // perf forces its --group leader before a pipe's attrs arrive, so
     // there it groups nothing.
-    let force_group = options.group && file.mode() != prec_format::read::Mode::Pipe;
+    let force_group =
+        options.group && !options.no_group && file.mode() != prec_format::read::Mode::Pipe;
     let groups = make_groups(&hists, &group_descs, force_group, attrs.len());
     let mut data = ReportData {
         hists,

@@ -519,7 +519,11 @@ fn write_hists(
         total = totals.iter().sum();
     }
     let (n, unit) = convert_unit(nr_samples);
-    let plural = if nr_members > 1 { "s" } else { "" };
+    let plural = if nr_members > 1 || h.recorded_members > 1 {
+        "s"
+    } else {
+        ""
+    };
     // -q: no header lines at all.
     let mut head: Vec<u8> = Vec::new();
     write!(head, "# Samples: {n}{unit} of event{plural} '{desc}'")?;
@@ -777,8 +781,9 @@ pub fn write_report(out: &mut dyn Write, data: &ReportData) -> io::Result<()> {
             for g in groups {
                 let leader = g.members[0];
                 let h = &data.hists[leader];
-                let n: u64 = g.members.iter().map(|&m| data.hists[m].nr_samples).sum();
-                if n == 0 {
+                // perf's skip_empty looks at the leader's own samples: a
+                // group whose leader got none is left out, members' too.
+                if h.nr_samples == 0 {
                     continue;
                 }
                 write_hists(out, data, h, &g.members, &g.desc)?;

@@ -174,6 +174,7 @@ fn options(args: &ReportArgs) -> Result<Options> {
         o.time_str = Some(t.clone());
     }
     o.group = args.group;
+    o.no_group = args.no_group;
     o.symfs = args.data.symfs.clone();
     o.kallsyms = args.data.kallsyms.clone();
     o.demangle = !args.data.no_demangle;
