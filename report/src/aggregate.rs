@@ -1227,6 +1227,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
     };
     let mut replay = SampleReplay::default();
     let mut replay_kernel_epoch = machine.kernel_epoch;
+    let mut sample_reads = crate::sample_read::SampleReads::default();
     let mut effects: Vec<Effect> = Vec::new();
     let mut replay_key: Vec<u64> = Vec::new();
     let mut replay_frames: Vec<u32> = Vec::new();
@@ -1325,558 +1326,229 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                 }
             }
             Record::Sample(s) => {
-                let Some(ai) = attr_idx else {
+                let Some(sample_ai) = attr_idx else {
                     quality.unknown_id += 1;
                     continue;
                 };
-                let a = &attrs[ai].attr;
-                if let Some((lo, hi)) = options.time {
-                    let t = s.time.unwrap_or(0);
-                    if lo.is_some_and(|lo| t < lo) || hi.is_some_and(|hi| t > hi) {
-                        continue;
-                    }
-                }
-                let cpu = s.cpu.unwrap_or(u32::MAX);
-                let socket = sockets.get(cpu as usize).copied().unwrap_or(-1);
-                if let Some(cpus) = &options.cpus {
-                    if !cpus.contains(&cpu) {
-                        continue;
-                    }
-                }
-                let pid = s.pid.map_or(-1, |p| p as i32);
-                let tid = s.tid.map_or(-1, |t| t as i32);
-                let ip = s.ip.unwrap_or(0);
-                let period = if a.sample_type & st::PERIOD != 0 {
-                    s.period.unwrap_or(0)
-                } else {
-                    a.sample_period_or_freq
-                };
-                let period = if period == 0 { 1 } else { period };
-                let mut raw_pending = None;
-                if machine.kernel_epoch != replay_kernel_epoch {
-                    replay_kernel_epoch = machine.kernel_epoch;
-                    replay.invalidate(None);
-                }
-                if replay_on && !crate::callchain::can_unwind(a, &s) {
-                    let chain = match &s.callchain {
-                        Some(c) if cg_on || want_parent => c.as_bytes(),
-                        _ => &[],
-                    };
-                    let cpu_key = if replay_cpu { cpu } else { 0 };
-                    match replay.find_raw(ai, pid, tid, r.cpumode(), ip, cpu_key, chain) {
-                        Ok(outcome) => {
-                            quality.samples += 1;
-                            quality.no_map += outcome.no_map as u64;
-                            if let Some(i) = outcome.resolved {
-                                if replay.repeat(i, period) {
-                                    callchain_period[ai] += period;
-                                }
-                                hists[ai].nr_samples += 1;
-                                hists[ai].total_period += period;
-                            }
+                for delivery in
+                    sample_reads.deliveries(file, sample_ai, &s, &mut quality.unknown_id)
+                {
+                    let ai = delivery.attr_index;
+                    let a = &attrs[ai].attr;
+                    if let Some((lo, hi)) = options.time {
+                        let t = s.time.unwrap_or(0);
+                        if lo.is_some_and(|lo| t < lo) || hi.is_some_and(|hi| t > hi) {
                             continue;
                         }
-                        Err(pending) => raw_pending = Some(pending),
                     }
-                }
-                let loc = resolve_loading(&mut machine, &mut resolver, pid, tid, r.cpumode(), ip);
-                quality.samples += 1;
-                let mut sym = None;
-                if let Some(map) = &loc.map {
-                    if need_sym || options.branch_mode {
-                        sym = resolver.symbol(&machine, &mut strings, map, pid, ip, loc.addr);
-                    }
-                    // Branch entries are per branch, not per sample: count
-                    // the sample here.
-                    if options.branch_mode && sym.is_none() {
-                        quality.no_symbol += 1;
-                    }
-                } else {
-                    quality.no_map += 1;
-                }
-                if options.hide_unresolved && sym.is_none() {
-                    if let Some(pending) = raw_pending {
-                        let outcome = RawOutcome {
-                            no_map: loc.map.is_none(),
-                            resolved: None,
-                        };
-                        replay.remember_raw(pending, outcome);
-                    }
-                    continue;
-                }
-                // The sample's callchain (before the key: --sort parent
-                // needs it).
-                let mut parent: Option<StrId> = None;
-                if (cg_on || want_parent) && !options.branch_mode {
-                    let uw: Option<&mut dyn crate::callchain::Unwinder> =
-                        if crate::callchain::can_unwind(a, &s) {
-                            Some(&mut unwinder)
-                        } else {
-                            None
-                        };
-                    callchains.resolve(
-                        &mut machine,
-                        &mut resolver,
-                        &mut strings,
-                        a,
-                        &s,
-                        &chain_params,
-                        uw,
-                        &mut chain,
-                    );
-                    if options.hide_unresolved {
-                        // perf's add_callchain_ip drops unresolved entries.
-                        chain.retain(|f| f.sym.is_some());
-                    }
-                    if let Some(re) = &parent_re {
-                        // perf's add_callchain_ip: the first entry whose
-                        // symbol matches --parent.
-                        parent = chain.iter().filter(|f| !f.unwound).find_map(|f| {
-                            let name = resolver.syms[f.sym?.0 as usize].name;
-                            re.is_match(strings.get(name)).then_some(name)
-                        });
-                    }
-                }
-                let th = machine.thread(loc.thread);
-                let mut filtered = false;
-                if let Some(c) = &options.comms {
-                    filtered |= !c.iter().any(|c| c == machine.comms.get(th.comm));
-                }
-                if let Some(p) = &options.pids {
-                    filtered |= !p.contains(&th.pid);
-                }
-                if let Some(t) = &options.tids {
-                    filtered |= !t.contains(&th.tid);
-                }
-                let dso_name = loc.map.map(|m| {
-                    *dso_names
-                        .entry(m.dso)
-                        .or_insert_with(|| strings.intern(&machine.dsos.get(m.dso).short_name).0)
-                });
-                if let Some(d) = &options.dsos {
-                    filtered |= !loc.map.is_some_and(|m| {
-                        let dso = machine.dsos.get(m.dso);
-                        d.iter()
-                            .any(|x| *x == dso.short_name || *x == dso.long_name)
-                    });
-                }
-                if let Some(syms) = &options.symbols {
-                    filtered |= !sym.is_some_and(|id| {
-                        let n = strings.get(resolver.syms[id.0 as usize].name);
-                        syms.iter().any(|x| x == n)
-                    });
-                }
-                if options.branch_mode {
-                    let Some(bs) = &s.branch_stack else { continue };
-                    let tid = th.tid;
-                    let nr = bs.entries.len() / 3;
-                    for i in 0..nr {
-                        let w = |j: usize| bs.entries.get(i * 3 + j).unwrap_or(0);
-                        let from = branch_addr(
-                            &machine,
-                            &mut resolver,
-                            &mut strings,
-                            loc.thread,
-                            pid,
-                            w(0),
-                        );
-                        let to = branch_addr(
-                            &machine,
-                            &mut resolver,
-                            &mut strings,
-                            loc.thread,
-                            pid,
-                            w(1),
-                        );
-                        let bi = BranchInfo {
-                            from,
-                            to,
-                            cycles: ((w(2) >> 4) & 0xffff) as u16,
-                        };
-                        let mut dso_id = |m: Option<Map>| -> u32 {
-                            m.map_or(0, |m| {
-                                *dso_names.entry(m.dso).or_insert_with(|| {
-                                    strings.intern(&machine.dsos.get(m.dso).short_name).0
-                                }) + 1
-                            })
-                        };
-                        let mut key = Key::default();
-                        for k in &options.sort {
-                            match k {
-                                SortKey::Comm => key.comm = loc.comm.0,
-                                SortKey::Pid | SortKey::Tid => key.tid = tid,
-                                SortKey::Dso => key.dso = dso_id(to.map),
-                                SortKey::Sym | SortKey::SymOff => {
-                                    match to.sym {
-                                        Some(id) => {
-                                            key.sym = id.0 + 1;
-                                            key.dso = dso_id(to.map);
-                                        }
-                                        None => key.addr = to.addr,
-                                    }
-                                    if *k == SortKey::SymOff {
-                                        key.addr = to.addr;
-                                    }
-                                }
-                                SortKey::DsoFrom => key.from_dso = dso_id(from.map),
-                                SortKey::DsoTo => key.to_dso = dso_id(to.map),
-                                SortKey::SymFrom => match from.sym {
-                                    Some(id) => key.from_sym = id.0 + 1,
-                                    None => key.from_addr = from.addr,
-                                },
-                                SortKey::SymTo => match to.sym {
-                                    Some(id) => key.to_sym = id.0 + 1,
-                                    None => key.to_addr = to.addr,
-                                },
-                                SortKey::Cycles => key.cycles = bi.cycles,
-                                SortKey::Cpu => key.cpu = cpu,
-                                SortKey::Socket => key.socket = socket,
-                                SortKey::Srcline
-                                | SortKey::Srcfile
-                                | SortKey::Parent
-                                | SortKey::Trace => {}
-                            }
+                    let cpu = s.cpu.unwrap_or(u32::MAX);
+                    let socket = sockets.get(cpu as usize).copied().unwrap_or(-1);
+                    if let Some(cpus) = &options.cpus {
+                        if !cpus.contains(&cpu) {
+                            continue;
                         }
-                        let h = &mut hists[ai];
-                        h.nr_samples += 1;
-                        h.total_period += 1;
-                        let n = h.entries.len();
-                        let idx = *h.index.entry(key).or_insert(n);
-                        if idx == n {
-                            h.entries.push(Entry {
-                                period: 0,
-                                nr_samples: 0,
-                                group_periods: Box::default(),
-                                group_samples: Box::default(),
-                                group_acc: Box::default(),
-                                thread: loc.thread,
-                                comm: loc.comm,
-                                level: loc.level,
-                                map: to.map,
-                                addr: to.addr,
-                                sym: to.sym,
-                                srcline: None,
-                                srcfile: None,
-                                trace: None,
-                                cpu,
-                                socket,
-                                parent: None,
-                                filtered,
-                                cg: None,
-                                branch: Some(Box::new(bi)),
-                            });
-                        }
-                        let e = &mut h.entries[idx];
-                        e.period += 1;
-                        e.nr_samples += 1;
                     }
-                    continue;
-                }
-                // perf's hist_entry__trace: libtraceevent's text of the
-                // record.
-                let trace = match (&tracepoints, s.raw) {
-                    (Some(tp), Some(raw)) if a.type_ == attr_type::TRACEPOINT => tp
-                        .format(a.config, raw, &mut |addr| {
-                            resolver.kernel_function(&machine, addr)
-                        })
-                        .map(|t| strings.intern(&t)),
-                    _ => None,
-                };
-                let mut key = Key::default();
-                for k in &options.sort {
-                    match k {
-                        SortKey::Comm => key.comm = loc.comm.0,
-                        SortKey::Pid | SortKey::Tid => key.tid = th.tid,
-                        SortKey::Dso => key.dso = dso_name.map_or(0, |d| d + 1),
-                        SortKey::Sym | SortKey::SymOff => {
-                            match sym {
-                                Some(id) => key.sym = id.0 + 1,
-                                None => key.addr = loc.addr,
-                            }
-                            if *k == SortKey::SymOff {
-                                key.addr = loc.addr;
-                            }
-                            if sym.is_some() || *k == SortKey::SymOff {
-                                key.dso = dso_name.map_or(0, |d| d + 1);
-                            }
-                        }
-                        SortKey::Cpu => key.cpu = cpu,
-                        SortKey::Socket => key.socket = socket,
-                        SortKey::Srcline | SortKey::Srcfile => {}
-                        SortKey::Trace => key.trace = trace.map_or(0, |t| t.0 + 1),
-                        SortKey::Parent => key.parent = parent.map_or(0, |p| p.0 + 1),
-                        // Branch keys: only in branch mode.
-                        SortKey::DsoFrom
-                        | SortKey::DsoTo
-                        | SortKey::SymFrom
-                        | SortKey::SymTo
-                        | SortKey::Cycles => {}
-                    }
-                }
-                let mut src = (None, None);
-                if need_src {
-                    src = match &loc.map {
-                        Some(map) => {
-                            resolver.srcline(&machine, &mut strings, map, ip, loc.addr, sym)
-                        }
-                        None => (Some(strings.intern("??:0")), None),
+                    let pid = s.pid.map_or(-1, |p| p as i32);
+                    let tid = s.tid.map_or(-1, |t| t as i32);
+                    let ip = s.ip.unwrap_or(0);
+                    let period = match delivery.period {
+                        Some(p) => p,
+                        None if a.sample_type & st::PERIOD != 0 => s.period.unwrap_or(0),
+                        None => a.sample_period_or_freq,
                     };
-                    if want(SortKey::Srcline) {
-                        key.srcline = src.0.map_or(0, |s| s.0 + 1);
+                    let period = if period == 0 { 1 } else { period };
+                    let mut raw_pending = None;
+                    if machine.kernel_epoch != replay_kernel_epoch {
+                        replay_kernel_epoch = machine.kernel_epoch;
+                        replay.invalidate(None);
                     }
-                    if want(SortKey::Srcfile) {
-                        key.srcfile = src.1.map_or(0, |s| s.0 + 1);
-                    }
-                }
-                let h = &mut hists[ai];
-                let n = h.entries.len();
-                let idx = *h.index.entry(key).or_insert(n);
-                if idx == n {
-                    h.entries.push(Entry {
-                        period: 0,
-                        nr_samples: 0,
-                        group_periods: Box::default(),
-                        group_samples: Box::default(),
-                        group_acc: Box::default(),
-                        thread: loc.thread,
-                        comm: loc.comm,
-                        level: loc.level,
-                        map: loc.map,
-                        addr: loc.addr,
-                        sym,
-                        srcline: src.0,
-                        srcfile: src.1,
-                        trace,
-                        cpu,
-                        socket,
-                        parent,
-                        filtered,
-                        cg: None,
-                        branch: None,
-                    });
-                }
-                if cg_on {
-                    fids.clear();
-                    for f in &chain {
-                        let start = f.sym.map_or(0, |id| resolver.syms[id.0 as usize].start);
-                        // perf's callchain_srcline: every entry gets its
-                        // file:line unless the key is `function`.
-                        let src = if cgp.key == crate::callgraph::Key::Function {
-                            f.srcline
-                        } else {
-                            chain_srcline(
-                                cgp.key,
-                                &mut callchains,
-                                &machine,
-                                &mut resolver,
-                                &mut strings,
-                                f,
-                            )
+                    if replay_on && !crate::callchain::can_unwind(a, &s) {
+                        let chain = match &s.callchain {
+                            Some(c) if cg_on || want_parent => c.as_bytes(),
+                            _ => &[],
                         };
-                        fids.push(cg_frames.intern(cgp.key, f, start, src));
-                    }
-                }
-                // The resolved sample's key (see crate::replay): everything
-                // the entries and call trees below read.
-                let no_map = loc.map.is_none();
-                let th_tid = machine.thread(loc.thread).tid;
-                // Fields that no key reads matter only to the entries a
-                // first resolution creates: samples of other threads or
-                // CPUs share the effects.
-                let key_tid = if want(SortKey::Pid) || want(SortKey::Tid) {
-                    th_tid
-                } else {
-                    0
-                };
-                let (key_cpu, key_socket) = if replay_cpu { (cpu, socket) } else { (0, 0) };
-                replay_key.clear();
-                replay_key.extend_from_slice(&[
-                    ai as u64
-                        | (s.callchain.is_some() as u64) << 32
-                        | (loc.level as u64) << 40
-                        | (filtered as u64) << 48,
-                    idx as u64,
-                    loc.comm.0 as u64 | (key_tid as u32 as u64) << 32,
-                    key_cpu as u64 | (key_socket as u32 as u64) << 32,
-                    parent.map_or(0, |p| p.0 as u64 + 1),
-                ]);
-                replay_frames.clear();
-                if cg_on {
-                    let by_ip = want(SortKey::SymOff) || need_src;
-                    for (f, fid) in chain.iter().zip(&fids) {
-                        replay_frames.push(replay.frame_id([
-                            fid.0 as u64 | (f.map.map_or(0, |m| m.dso.0 as u64 + 1)) << 32,
-                            f.sym.map_or(u64::MAX, |s| s.0 as u64),
-                            if f.sym.is_none() || by_ip { f.ip } else { 0 },
-                            if need_src { f.addr } else { 0 },
-                            f.level as u64
-                                | (f.cpumode as u64) << 8
-                                | (f.unwound as u64) << 24
-                                | (f.inlined as u64) << 25
-                                | (f.map.is_some() as u64) << 26
-                                | (f.srcline.map_or(0, |s| s.0 as u64 + 1)) << 32,
-                        ]));
-                    }
-                }
-                let resolved_pending = match replay.find_resolved(&replay_key, &replay_frames) {
-                    Ok(i) => {
-                        if replay.repeat(i, period) {
-                            callchain_period[ai] += period;
+                        let cpu_key = if replay_cpu { cpu } else { 0 };
+                        match replay.find_raw(ai, pid, tid, r.cpumode(), ip, cpu_key, chain) {
+                            Ok(outcome) => {
+                                quality.samples += 1;
+                                quality.no_map += outcome.no_map as u64;
+                                if let Some(i) = outcome.resolved {
+                                    if replay.repeat(i, period) {
+                                        callchain_period[ai] += period;
+                                    }
+                                    hists[ai].nr_samples += 1;
+                                    hists[ai].total_period += period;
+                                }
+                                continue;
+                            }
+                            Err(pending) => raw_pending = Some(pending),
                         }
-                        hists[ai].nr_samples += 1;
-                        hists[ai].total_period += period;
+                    }
+                    let loc =
+                        resolve_loading(&mut machine, &mut resolver, pid, tid, r.cpumode(), ip);
+                    quality.samples += 1;
+                    let mut sym = None;
+                    if let Some(map) = &loc.map {
+                        if need_sym || options.branch_mode {
+                            sym = resolver.symbol(&machine, &mut strings, map, pid, ip, loc.addr);
+                        }
+                        // Branch entries are per branch, not per sample: count
+                        // the sample here.
+                        if options.branch_mode && sym.is_none() {
+                            quality.no_symbol += 1;
+                        }
+                    } else {
+                        quality.no_map += 1;
+                    }
+                    if options.hide_unresolved && sym.is_none() {
                         if let Some(pending) = raw_pending {
                             let outcome = RawOutcome {
-                                no_map,
-                                resolved: Some(i),
+                                no_map: loc.map.is_none(),
+                                resolved: None,
                             };
                             replay.remember_raw(pending, outcome);
                         }
                         continue;
                     }
-                    Err(pending) => pending,
-                };
-                effects.clear();
-                let h = &mut hists[ai];
-                h.nr_samples += 1;
-                h.total_period += period;
-                let e = &mut h.entries[idx];
-                e.period += period;
-                e.nr_samples += 1;
-                let mut own = Effect {
-                    entry: idx as u32,
-                    own: true,
-                    acc: false,
-                    node: NO_NODE,
-                };
-                if cg_on {
-                    if cgp.enabled {
-                        callchain_period[ai] += period;
-                    }
-                    let h = &mut hists[ai];
-                    let cg = h.entries[idx].cg.get_or_insert_with(Default::default);
-                    if cgp.children {
-                        cg.acc_period += period;
-                        own.acc = true;
-                    }
-                    if cgp.enabled && s.callchain.is_some() {
-                        own.node = cg.tree.append(&fids, period).unwrap_or(NO_NODE);
-                    }
-                    if cgp.children {
-                        he_cache.clear();
-                        he_cache.push(key);
-                        // fill_callchain_info keeps the level of the last
-                        // frame with a map for frames without one.
-                        let mut level = loc.level;
-                        for (i, f) in chain.iter().enumerate() {
-                            if f.map.is_some() {
-                                level = if f.cpumode == prec_format::constants::misc::KERNEL {
-                                    b'k'
-                                } else {
-                                    b'.'
-                                };
-                            }
-                            // perf's children entries: he->srcline is the
-                            // callchain node's (NULL with `-g ...,function`),
-                            // else map__srcline() of the raw ip, which misses
-                            // for user DSOs and falls back to sym+offset.
-                            let csrc = if need_src {
-                                match f.map {
-                                    // DWARF-unwound entries carry their
-                                    // srcline (perf's unwind_entry).
-                                    Some(_) if f.unwound => (
-                                        Some(callchains.srcline(
-                                            &machine,
-                                            &mut resolver,
-                                            &mut strings,
-                                            f,
-                                        )),
-                                        None,
-                                    ),
-                                    Some(_) if cgp.key != crate::callgraph::Key::Function => (
-                                        chain_srcline(
-                                            cgp.key,
-                                            &mut callchains,
-                                            &machine,
-                                            &mut resolver,
-                                            &mut strings,
-                                            f,
-                                        ),
-                                        None,
-                                    ),
-                                    Some(m) if m.identity => resolver.srcline(
-                                        &machine,
-                                        &mut strings,
-                                        &m,
-                                        f.ip,
-                                        f.addr,
-                                        f.sym,
-                                    ),
-                                    Some(m) => {
-                                        let s = match f.sym {
-                                            Some(id) => {
-                                                let sy = &resolver.syms[id.0 as usize];
-                                                format!(
-                                                    "{}+{}",
-                                                    strings.get(sy.name),
-                                                    f.ip.wrapping_sub(sy.start)
-                                                )
-                                            }
-                                            None => format!(
-                                                "{}[{:x}]",
-                                                machine.dsos.get(m.dso).short_name,
-                                                f.ip
-                                            ),
-                                        };
-                                        (Some(strings.intern(&s)), None)
-                                    }
-                                    None => (Some(strings.intern("??:0")), None),
-                                }
+                    // The sample's callchain (before the key: --sort parent
+                    // needs it).
+                    let mut parent: Option<StrId> = None;
+                    if (cg_on || want_parent) && !options.branch_mode {
+                        let uw: Option<&mut dyn crate::callchain::Unwinder> =
+                            if crate::callchain::can_unwind(a, &s) {
+                                Some(&mut unwinder)
                             } else {
-                                (None, None)
+                                None
                             };
-                            let fdso = f.map.map_or(0, |m| {
-                                *dso_names.entry(m.dso).or_insert_with(|| {
-                                    strings.intern(&machine.dsos.get(m.dso).short_name).0
-                                }) + 1
+                        callchains.resolve(
+                            &mut machine,
+                            &mut resolver,
+                            &mut strings,
+                            a,
+                            &s,
+                            &chain_params,
+                            uw,
+                            &mut chain,
+                        );
+                        if options.hide_unresolved {
+                            // perf's add_callchain_ip drops unresolved entries.
+                            chain.retain(|f| f.sym.is_some());
+                        }
+                        if let Some(re) = &parent_re {
+                            // perf's add_callchain_ip: the first entry whose
+                            // symbol matches --parent.
+                            parent = chain.iter().filter(|f| !f.unwound).find_map(|f| {
+                                let name = resolver.syms[f.sym?.0 as usize].name;
+                                re.is_match(strings.get(name)).then_some(name)
                             });
-                            let mut ck = Key::default();
+                        }
+                    }
+                    let th = machine.thread(loc.thread);
+                    let mut filtered = false;
+                    if let Some(c) = &options.comms {
+                        filtered |= !c.iter().any(|c| c == machine.comms.get(th.comm));
+                    }
+                    if let Some(p) = &options.pids {
+                        filtered |= !p.contains(&th.pid);
+                    }
+                    if let Some(t) = &options.tids {
+                        filtered |= !t.contains(&th.tid);
+                    }
+                    let dso_name = loc.map.map(|m| {
+                        *dso_names.entry(m.dso).or_insert_with(|| {
+                            strings.intern(&machine.dsos.get(m.dso).short_name).0
+                        })
+                    });
+                    if let Some(d) = &options.dsos {
+                        filtered |= !loc.map.is_some_and(|m| {
+                            let dso = machine.dsos.get(m.dso);
+                            d.iter()
+                                .any(|x| *x == dso.short_name || *x == dso.long_name)
+                        });
+                    }
+                    if let Some(syms) = &options.symbols {
+                        filtered |= !sym.is_some_and(|id| {
+                            let n = strings.get(resolver.syms[id.0 as usize].name);
+                            syms.iter().any(|x| x == n)
+                        });
+                    }
+                    if options.branch_mode {
+                        let Some(bs) = &s.branch_stack else { continue };
+                        let tid = th.tid;
+                        let nr = bs.entries.len() / 3;
+                        for i in 0..nr {
+                            let w = |j: usize| bs.entries.get(i * 3 + j).unwrap_or(0);
+                            let from = branch_addr(
+                                &machine,
+                                &mut resolver,
+                                &mut strings,
+                                loc.thread,
+                                pid,
+                                w(0),
+                            );
+                            let to = branch_addr(
+                                &machine,
+                                &mut resolver,
+                                &mut strings,
+                                loc.thread,
+                                pid,
+                                w(1),
+                            );
+                            let bi = BranchInfo {
+                                from,
+                                to,
+                                cycles: ((w(2) >> 4) & 0xffff) as u16,
+                            };
+                            let mut dso_id = |m: Option<Map>| -> u32 {
+                                m.map_or(0, |m| {
+                                    *dso_names.entry(m.dso).or_insert_with(|| {
+                                        strings.intern(&machine.dsos.get(m.dso).short_name).0
+                                    }) + 1
+                                })
+                            };
+                            let mut key = Key::default();
                             for k in &options.sort {
                                 match k {
-                                    SortKey::Comm => ck.comm = loc.comm.0,
-                                    SortKey::Pid | SortKey::Tid => ck.tid = th_tid,
-                                    SortKey::Dso => ck.dso = fdso,
+                                    SortKey::Comm => key.comm = loc.comm.0,
+                                    SortKey::Pid | SortKey::Tid => key.tid = tid,
+                                    SortKey::Dso => key.dso = dso_id(to.map),
                                     SortKey::Sym | SortKey::SymOff => {
-                                        match f.sym {
-                                            Some(id) => ck.sym = id.0 + 1,
-                                            None => ck.addr = f.ip,
+                                        match to.sym {
+                                            Some(id) => {
+                                                key.sym = id.0 + 1;
+                                                key.dso = dso_id(to.map);
+                                            }
+                                            None => key.addr = to.addr,
                                         }
                                         if *k == SortKey::SymOff {
-                                            ck.addr = f.ip;
-                                        }
-                                        if f.sym.is_some() || *k == SortKey::SymOff {
-                                            ck.dso = fdso;
+                                            key.addr = to.addr;
                                         }
                                     }
-                                    SortKey::Cpu => ck.cpu = cpu,
-                                    SortKey::Socket => ck.socket = socket,
-                                    SortKey::Parent => ck.parent = parent.map_or(0, |p| p.0 + 1),
-                                    SortKey::Srcline => ck.srcline = csrc.0.map_or(0, |s| s.0 + 1),
-                                    SortKey::Srcfile => ck.srcfile = csrc.1.map_or(0, |s| s.0 + 1),
-                                    SortKey::Trace => ck.trace = key.trace,
-                                    _ => {}
+                                    SortKey::DsoFrom => key.from_dso = dso_id(from.map),
+                                    SortKey::DsoTo => key.to_dso = dso_id(to.map),
+                                    SortKey::SymFrom => match from.sym {
+                                        Some(id) => key.from_sym = id.0 + 1,
+                                        None => key.from_addr = from.addr,
+                                    },
+                                    SortKey::SymTo => match to.sym {
+                                        Some(id) => key.to_sym = id.0 + 1,
+                                        None => key.to_addr = to.addr,
+                                    },
+                                    SortKey::Cycles => key.cycles = bi.cycles,
+                                    SortKey::Cpu => key.cpu = cpu,
+                                    SortKey::Socket => key.socket = socket,
+                                    SortKey::Srcline
+                                    | SortKey::Srcfile
+                                    | SortKey::Parent
+                                    | SortKey::Trace => {}
                                 }
                             }
-                            // perf's he_tmp lacks the socket: with a
-                            // socket key, only socket 0 entries match.
-                            let no_dedup = socket != 0 && want(SortKey::Socket);
-                            if !no_dedup && he_cache.contains(&ck) {
-                                continue;
-                            }
-                            he_cache.push(ck);
+                            let h = &mut hists[ai];
+                            h.nr_samples += 1;
+                            h.total_period += 1;
                             let n = h.entries.len();
-                            let cidx = *h.index.entry(ck).or_insert(n);
-                            if cidx == n {
+                            let idx = *h.index.entry(key).or_insert(n);
+                            if idx == n {
                                 h.entries.push(Entry {
                                     period: 0,
                                     nr_samples: 0,
@@ -1885,45 +1557,390 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                     group_acc: Box::default(),
                                     thread: loc.thread,
                                     comm: loc.comm,
-                                    level,
-                                    map: f.map,
-                                    addr: f.ip,
-                                    sym: f.sym,
-                                    srcline: csrc.0,
-                                    srcfile: csrc.1,
-                                    trace,
+                                    level: loc.level,
+                                    map: to.map,
+                                    addr: to.addr,
+                                    sym: to.sym,
+                                    srcline: None,
+                                    srcfile: None,
+                                    trace: None,
                                     cpu,
                                     socket,
-                                    parent,
+                                    parent: None,
                                     filtered,
                                     cg: None,
-                                    branch: None,
+                                    branch: Some(Box::new(bi)),
                                 });
                             }
-                            let cg = h.entries[cidx].cg.get_or_insert_with(Default::default);
-                            cg.acc_period += period;
-                            let mut node = NO_NODE;
-                            if cgp.enabled {
-                                node = cg.tree.append(&fids[i..], period).unwrap_or(NO_NODE);
+                            let e = &mut h.entries[idx];
+                            e.period += 1;
+                            e.nr_samples += 1;
+                        }
+                        continue;
+                    }
+                    // perf's hist_entry__trace: libtraceevent's text of the
+                    // record.
+                    let trace = match (&tracepoints, s.raw) {
+                        (Some(tp), Some(raw)) if a.type_ == attr_type::TRACEPOINT => tp
+                            .format(a.config, raw, &mut |addr| {
+                                resolver.kernel_function(&machine, addr)
+                            })
+                            .map(|t| strings.intern(&t)),
+                        _ => None,
+                    };
+                    let mut key = Key::default();
+                    for k in &options.sort {
+                        match k {
+                            SortKey::Comm => key.comm = loc.comm.0,
+                            SortKey::Pid | SortKey::Tid => key.tid = th.tid,
+                            SortKey::Dso => key.dso = dso_name.map_or(0, |d| d + 1),
+                            SortKey::Sym | SortKey::SymOff => {
+                                match sym {
+                                    Some(id) => key.sym = id.0 + 1,
+                                    None => key.addr = loc.addr,
+                                }
+                                if *k == SortKey::SymOff {
+                                    key.addr = loc.addr;
+                                }
+                                if sym.is_some() || *k == SortKey::SymOff {
+                                    key.dso = dso_name.map_or(0, |d| d + 1);
+                                }
                             }
-                            effects.push(Effect {
-                                entry: cidx as u32,
-                                own: false,
-                                acc: true,
-                                node,
-                            });
+                            SortKey::Cpu => key.cpu = cpu,
+                            SortKey::Socket => key.socket = socket,
+                            SortKey::Srcline | SortKey::Srcfile => {}
+                            SortKey::Trace => key.trace = trace.map_or(0, |t| t.0 + 1),
+                            SortKey::Parent => key.parent = parent.map_or(0, |p| p.0 + 1),
+                            // Branch keys: only in branch mode.
+                            SortKey::DsoFrom
+                            | SortKey::DsoTo
+                            | SortKey::SymFrom
+                            | SortKey::SymTo
+                            | SortKey::Cycles => {}
                         }
                     }
-                }
-                effects.push(own);
-                let resolved =
-                    replay.remember_resolved(resolved_pending, ai, cg_on && cgp.enabled, &effects);
-                if let (Some(pending), Some(i)) = (raw_pending, resolved) {
-                    let outcome = RawOutcome {
-                        no_map,
-                        resolved: Some(i),
+                    let mut src = (None, None);
+                    if need_src {
+                        src = match &loc.map {
+                            Some(map) => {
+                                resolver.srcline(&machine, &mut strings, map, ip, loc.addr, sym)
+                            }
+                            None => (Some(strings.intern("??:0")), None),
+                        };
+                        if want(SortKey::Srcline) {
+                            key.srcline = src.0.map_or(0, |s| s.0 + 1);
+                        }
+                        if want(SortKey::Srcfile) {
+                            key.srcfile = src.1.map_or(0, |s| s.0 + 1);
+                        }
+                    }
+                    let h = &mut hists[ai];
+                    let n = h.entries.len();
+                    let idx = *h.index.entry(key).or_insert(n);
+                    if idx == n {
+                        h.entries.push(Entry {
+                            period: 0,
+                            nr_samples: 0,
+                            group_periods: Box::default(),
+                            group_samples: Box::default(),
+                            group_acc: Box::default(),
+                            thread: loc.thread,
+                            comm: loc.comm,
+                            level: loc.level,
+                            map: loc.map,
+                            addr: loc.addr,
+                            sym,
+                            srcline: src.0,
+                            srcfile: src.1,
+                            trace,
+                            cpu,
+                            socket,
+                            parent,
+                            filtered,
+                            cg: None,
+                            branch: None,
+                        });
+                    }
+                    if cg_on {
+                        fids.clear();
+                        for f in &chain {
+                            let start = f.sym.map_or(0, |id| resolver.syms[id.0 as usize].start);
+                            // perf's callchain_srcline: every entry gets its
+                            // file:line unless the key is `function`.
+                            let src = if cgp.key == crate::callgraph::Key::Function {
+                                f.srcline
+                            } else {
+                                chain_srcline(
+                                    cgp.key,
+                                    &mut callchains,
+                                    &machine,
+                                    &mut resolver,
+                                    &mut strings,
+                                    f,
+                                )
+                            };
+                            fids.push(cg_frames.intern(cgp.key, f, start, src));
+                        }
+                    }
+                    // The resolved sample's key (see crate::replay): everything
+                    // the entries and call trees below read.
+                    let no_map = loc.map.is_none();
+                    let th_tid = machine.thread(loc.thread).tid;
+                    // Fields that no key reads matter only to the entries a
+                    // first resolution creates: samples of other threads or
+                    // CPUs share the effects.
+                    let key_tid = if want(SortKey::Pid) || want(SortKey::Tid) {
+                        th_tid
+                    } else {
+                        0
                     };
-                    replay.remember_raw(pending, outcome);
+                    let (key_cpu, key_socket) = if replay_cpu { (cpu, socket) } else { (0, 0) };
+                    replay_key.clear();
+                    replay_key.extend_from_slice(&[
+                        ai as u64
+                            | (s.callchain.is_some() as u64) << 32
+                            | (loc.level as u64) << 40
+                            | (filtered as u64) << 48,
+                        idx as u64,
+                        loc.comm.0 as u64 | (key_tid as u32 as u64) << 32,
+                        key_cpu as u64 | (key_socket as u32 as u64) << 32,
+                        parent.map_or(0, |p| p.0 as u64 + 1),
+                    ]);
+                    replay_frames.clear();
+                    if cg_on {
+                        let by_ip = want(SortKey::SymOff) || need_src;
+                        for (f, fid) in chain.iter().zip(&fids) {
+                            replay_frames.push(replay.frame_id([
+                                fid.0 as u64 | (f.map.map_or(0, |m| m.dso.0 as u64 + 1)) << 32,
+                                f.sym.map_or(u64::MAX, |s| s.0 as u64),
+                                if f.sym.is_none() || by_ip { f.ip } else { 0 },
+                                if need_src { f.addr } else { 0 },
+                                f.level as u64
+                                    | (f.cpumode as u64) << 8
+                                    | (f.unwound as u64) << 24
+                                    | (f.inlined as u64) << 25
+                                    | (f.map.is_some() as u64) << 26
+                                    | (f.srcline.map_or(0, |s| s.0 as u64 + 1)) << 32,
+                            ]));
+                        }
+                    }
+                    let resolved_pending = match replay.find_resolved(&replay_key, &replay_frames) {
+                        Ok(i) => {
+                            if replay.repeat(i, period) {
+                                callchain_period[ai] += period;
+                            }
+                            hists[ai].nr_samples += 1;
+                            hists[ai].total_period += period;
+                            if let Some(pending) = raw_pending {
+                                let outcome = RawOutcome {
+                                    no_map,
+                                    resolved: Some(i),
+                                };
+                                replay.remember_raw(pending, outcome);
+                            }
+                            continue;
+                        }
+                        Err(pending) => pending,
+                    };
+                    effects.clear();
+                    let h = &mut hists[ai];
+                    h.nr_samples += 1;
+                    h.total_period += period;
+                    let e = &mut h.entries[idx];
+                    e.period += period;
+                    e.nr_samples += 1;
+                    let mut own = Effect {
+                        entry: idx as u32,
+                        own: true,
+                        acc: false,
+                        node: NO_NODE,
+                    };
+                    if cg_on {
+                        if cgp.enabled {
+                            callchain_period[ai] += period;
+                        }
+                        let h = &mut hists[ai];
+                        let cg = h.entries[idx].cg.get_or_insert_with(Default::default);
+                        if cgp.children {
+                            cg.acc_period += period;
+                            own.acc = true;
+                        }
+                        if cgp.enabled && s.callchain.is_some() {
+                            own.node = cg.tree.append(&fids, period).unwrap_or(NO_NODE);
+                        }
+                        if cgp.children {
+                            he_cache.clear();
+                            he_cache.push(key);
+                            // fill_callchain_info keeps the level of the last
+                            // frame with a map for frames without one.
+                            let mut level = loc.level;
+                            for (i, f) in chain.iter().enumerate() {
+                                if f.map.is_some() {
+                                    level = if f.cpumode == prec_format::constants::misc::KERNEL {
+                                        b'k'
+                                    } else {
+                                        b'.'
+                                    };
+                                }
+                                // perf's children entries: he->srcline is the
+                                // callchain node's (NULL with `-g ...,function`),
+                                // else map__srcline() of the raw ip, which misses
+                                // for user DSOs and falls back to sym+offset.
+                                let csrc = if need_src {
+                                    match f.map {
+                                        // DWARF-unwound entries carry their
+                                        // srcline (perf's unwind_entry).
+                                        Some(_) if f.unwound => (
+                                            Some(callchains.srcline(
+                                                &machine,
+                                                &mut resolver,
+                                                &mut strings,
+                                                f,
+                                            )),
+                                            None,
+                                        ),
+                                        Some(_) if cgp.key != crate::callgraph::Key::Function => (
+                                            chain_srcline(
+                                                cgp.key,
+                                                &mut callchains,
+                                                &machine,
+                                                &mut resolver,
+                                                &mut strings,
+                                                f,
+                                            ),
+                                            None,
+                                        ),
+                                        Some(m) if m.identity => resolver.srcline(
+                                            &machine,
+                                            &mut strings,
+                                            &m,
+                                            f.ip,
+                                            f.addr,
+                                            f.sym,
+                                        ),
+                                        Some(m) => {
+                                            let s = match f.sym {
+                                                Some(id) => {
+                                                    let sy = &resolver.syms[id.0 as usize];
+                                                    format!(
+                                                        "{}+{}",
+                                                        strings.get(sy.name),
+                                                        f.ip.wrapping_sub(sy.start)
+                                                    )
+                                                }
+                                                None => format!(
+                                                    "{}[{:x}]",
+                                                    machine.dsos.get(m.dso).short_name,
+                                                    f.ip
+                                                ),
+                                            };
+                                            (Some(strings.intern(&s)), None)
+                                        }
+                                        None => (Some(strings.intern("??:0")), None),
+                                    }
+                                } else {
+                                    (None, None)
+                                };
+                                let fdso = f.map.map_or(0, |m| {
+                                    *dso_names.entry(m.dso).or_insert_with(|| {
+                                        strings.intern(&machine.dsos.get(m.dso).short_name).0
+                                    }) + 1
+                                });
+                                let mut ck = Key::default();
+                                for k in &options.sort {
+                                    match k {
+                                        SortKey::Comm => ck.comm = loc.comm.0,
+                                        SortKey::Pid | SortKey::Tid => ck.tid = th_tid,
+                                        SortKey::Dso => ck.dso = fdso,
+                                        SortKey::Sym | SortKey::SymOff => {
+                                            match f.sym {
+                                                Some(id) => ck.sym = id.0 + 1,
+                                                None => ck.addr = f.ip,
+                                            }
+                                            if *k == SortKey::SymOff {
+                                                ck.addr = f.ip;
+                                            }
+                                            if f.sym.is_some() || *k == SortKey::SymOff {
+                                                ck.dso = fdso;
+                                            }
+                                        }
+                                        SortKey::Cpu => ck.cpu = cpu,
+                                        SortKey::Socket => ck.socket = socket,
+                                        SortKey::Parent => {
+                                            ck.parent = parent.map_or(0, |p| p.0 + 1)
+                                        }
+                                        SortKey::Srcline => {
+                                            ck.srcline = csrc.0.map_or(0, |s| s.0 + 1)
+                                        }
+                                        SortKey::Srcfile => {
+                                            ck.srcfile = csrc.1.map_or(0, |s| s.0 + 1)
+                                        }
+                                        SortKey::Trace => ck.trace = key.trace,
+                                        _ => {}
+                                    }
+                                }
+                                // perf's he_tmp lacks the socket: with a
+                                // socket key, only socket 0 entries match.
+                                let no_dedup = socket != 0 && want(SortKey::Socket);
+                                if !no_dedup && he_cache.contains(&ck) {
+                                    continue;
+                                }
+                                he_cache.push(ck);
+                                let n = h.entries.len();
+                                let cidx = *h.index.entry(ck).or_insert(n);
+                                if cidx == n {
+                                    h.entries.push(Entry {
+                                        period: 0,
+                                        nr_samples: 0,
+                                        group_periods: Box::default(),
+                                        group_samples: Box::default(),
+                                        group_acc: Box::default(),
+                                        thread: loc.thread,
+                                        comm: loc.comm,
+                                        level,
+                                        map: f.map,
+                                        addr: f.ip,
+                                        sym: f.sym,
+                                        srcline: csrc.0,
+                                        srcfile: csrc.1,
+                                        trace,
+                                        cpu,
+                                        socket,
+                                        parent,
+                                        filtered,
+                                        cg: None,
+                                        branch: None,
+                                    });
+                                }
+                                let cg = h.entries[cidx].cg.get_or_insert_with(Default::default);
+                                cg.acc_period += period;
+                                let mut node = NO_NODE;
+                                if cgp.enabled {
+                                    node = cg.tree.append(&fids[i..], period).unwrap_or(NO_NODE);
+                                }
+                                effects.push(Effect {
+                                    entry: cidx as u32,
+                                    own: false,
+                                    acc: true,
+                                    node,
+                                });
+                            }
+                        }
+                    }
+                    effects.push(own);
+                    let resolved = replay.remember_resolved(
+                        resolved_pending,
+                        ai,
+                        cg_on && cgp.enabled,
+                        &effects,
+                    );
+                    if let (Some(pending), Some(i)) = (raw_pending, resolved) {
+                        let outcome = RawOutcome {
+                            no_map,
+                            resolved: Some(i),
+                        };
+                        replay.remember_raw(pending, outcome);
+                    }
                 }
             }
             _ => {}

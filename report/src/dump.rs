@@ -21,6 +21,7 @@ use prec_format::record::{Mmap, MmapFileId};
 use prec_format::sample::Sample;
 use prec_format::{Attr, FeatureId, PerfFile, RawRecord, Record, RecordType};
 
+use crate::sample_read::SampleReads;
 use crate::stats::{self, Stats};
 
 /// C's `%#x`: `0` for zero, else `0x…`.
@@ -366,6 +367,7 @@ struct Dumper<'f, 'a> {
     branch_mode: bool,
     /// Event names, made on the first READ record.
     names: Option<Vec<String>>,
+    sample_reads: SampleReads,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -391,6 +393,7 @@ impl<'f, 'a: 'f> Dumper<'f, 'a> {
             name: if pipe { "pipe" } else { name },
             pipe,
             stats: Stats::new(file.attrs().len()),
+            sample_reads: SampleReads::default(),
             machine: Machine::new(),
             queue: BTreeMap::new(),
             seq: 0,
@@ -750,35 +753,52 @@ impl<'f, 'a: 'f> Dumper<'f, 'a> {
         let cpumode = r.cpumode();
         match rec {
             Record::Sample(s) => {
+                // A sample with counter values goes to each event whose
+                // counter grew (see crate::sample_read).
+                let deliveries = match idx {
+                    Some(i) if attr.sample_type & st::READ != 0 => {
+                        let mut unknown = 0;
+                        self.sample_reads
+                            .deliveries(self.file, i, &s, &mut unknown)
+                            .into_iter()
+                            .map(|d| Some(d.attr_index))
+                            .collect()
+                    }
+                    _ => vec![idx],
+                };
                 // perf report counts hist entries: one per branch in
                 // branch mode (a file with branch stacks), else one.
-                if self.branch_mode {
-                    if let Some(bs) = s.branch_stack {
-                        for _ in 0..bs.entries.len() / 3 {
-                            self.stats.count_event(kind, idx);
+                for &to in &deliveries {
+                    if self.branch_mode {
+                        if let Some(bs) = s.branch_stack {
+                            for _ in 0..bs.entries.len() / 3 {
+                                self.stats.count_event(kind, to);
+                            }
                         }
+                    } else {
+                        self.stats.count_event(kind, to);
                     }
-                } else {
-                    self.stats.count_event(kind, idx);
                 }
                 self.dump_sample(r, attr, &s, out)?;
                 let pid = s.pid.map_or(-1, |p| p as i32);
                 let tid = s.tid.map_or(-1, |p| p as i32);
                 let ip = s.ip.unwrap_or(0);
-                let th = self.machine.findnew(pid, tid);
-                writeln!(out, " ... thread: {}:{tid}", Cs(&th.comm))?;
-                let g = th.maps;
-                let map = match cpumode {
-                    misc::KERNEL => self.machine.kernel.find(ip),
-                    misc::USER => self.machine.groups.get(g).and_then(|m| m.find(ip)),
-                    _ => None,
-                };
-                let dso: &str = match map {
-                    Some(m) => &m.name,
-                    None if cpumode == misc::KERNEL || cpumode == misc::USER => "<not found>",
-                    None => "[hypervisor]",
-                };
-                writeln!(out, " ...... dso: {dso}")?;
+                for _ in &deliveries {
+                    let th = self.machine.findnew(pid, tid);
+                    writeln!(out, " ... thread: {}:{tid}", Cs(&th.comm))?;
+                    let g = th.maps;
+                    let map = match cpumode {
+                        misc::KERNEL => self.machine.kernel.find(ip),
+                        misc::USER => self.machine.groups.get(g).and_then(|m| m.find(ip)),
+                        _ => None,
+                    };
+                    let dso: &str = match map {
+                        Some(m) => &m.name,
+                        None if cpumode == misc::KERNEL || cpumode == misc::USER => "<not found>",
+                        None => "[hypervisor]",
+                    };
+                    writeln!(out, " ...... dso: {dso}")?;
+                }
             }
             Record::Mmap(m) | Record::Mmap2(m) => {
                 write!(

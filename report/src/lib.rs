@@ -11,6 +11,7 @@ pub mod maps;
 pub mod output;
 mod rbtree;
 mod replay;
+pub mod sample_read;
 pub mod script;
 pub mod stats;
 pub mod symbolize;

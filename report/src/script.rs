@@ -393,6 +393,7 @@ pub struct Session<'f> {
     cfg: FieldConfig,
     /// Tracepoint formats from TRACING_DATA.
     tracepoints: Option<Tracepoints>,
+    sample_reads: crate::sample_read::SampleReads,
     /// Problems to report on stderr.
     pub warnings: Vec<String>,
 }
@@ -611,6 +612,7 @@ impl<'f> Session<'f> {
             name_width,
             cfg,
             tracepoints: crate::tracepoint::from_file(file),
+            sample_reads: Default::default(),
             warnings: file.warnings().to_vec(),
         })
     }
@@ -861,147 +863,157 @@ impl<'f> Session<'f> {
                     }
                 }
                 Record::Sample(s) => {
-                    let Some(ai) = attr_idx else { continue };
-                    let a = &attrs[ai].attr;
-                    let time = s.time.unwrap_or(0);
-                    if let Some((lo, hi)) = self.opts.time {
-                        if lo.is_some_and(|lo| time < lo) || hi.is_some_and(|hi| time > hi) {
-                            continue;
+                    let Some(sample_ai) = attr_idx else { continue };
+                    let mut unknown = 0;
+                    for delivery in self
+                        .sample_reads
+                        .deliveries(file, sample_ai, &s, &mut unknown)
+                    {
+                        let ai = delivery.attr_index;
+                        let a = &attrs[ai].attr;
+                        let time = s.time.unwrap_or(0);
+                        if let Some((lo, hi)) = self.opts.time {
+                            if lo.is_some_and(|lo| time < lo) || hi.is_some_and(|hi| time > hi) {
+                                continue;
+                            }
                         }
-                    }
-                    let pid = s.pid.map_or(-1, |p| p as i32);
-                    let tid = s.tid.map_or(-1, |t| t as i32);
-                    let cpu = s.cpu.unwrap_or(0);
-                    let ip = s.ip.unwrap_or(0);
-                    let cf = self.cc.frame(
-                        &mut self.machine,
-                        &mut self.resolver,
-                        &mut self.strings,
-                        pid,
-                        tid,
-                        r.cpumode(),
-                        ip,
-                    );
-                    let loc = crate::aggregate::resolve_loading(
-                        &mut self.machine,
-                        &mut self.resolver,
-                        pid,
-                        tid,
-                        r.cpumode(),
-                        ip,
-                    );
-                    let th = self.machine.thread(loc.thread);
-                    let (tpid, ttid) = (th.pid, th.tid);
-                    let comm_id = loc.comm;
-                    if let Some(c) = &self.opts.comms {
-                        if !c.iter().any(|c| c == self.machine.comms.get(comm_id)) {
-                            continue;
-                        }
-                    }
-                    if let Some(p) = &self.opts.pids {
-                        if !p.contains(&tpid) {
-                            continue;
-                        }
-                    }
-                    if let Some(t) = &self.opts.tids {
-                        if !t.contains(&ttid) {
-                            continue;
-                        }
-                    }
-                    if let Some(cpus) = &self.opts.cpus {
-                        if !cpus.contains(&cpu) {
-                            continue;
-                        }
-                    }
-                    let fields = self.fields_of(a);
-                    let src = fields.has(OutField::Srcline);
-                    let frame = self.make_frame(&cf, src);
-                    let chain = if self.use_callchain(a) && fields.has(OutField::Ip) {
-                        let max_stack = self.opts.max_stack.unwrap_or(PERF_MAX_STACK_DEPTH);
-                        // The sample's own chain: perf 6.1 adds no inline
-                        // frames to it (verified with perf script --inline).
-                        let params = ChainParams {
-                            order: Order::Callee,
-                            max_stack,
-                            inline: false,
-                        };
-                        let mut buf = std::mem::take(&mut self.chain_buf);
-                        self.cc.resolve(
+                        let pid = s.pid.map_or(-1, |p| p as i32);
+                        let tid = s.tid.map_or(-1, |t| t as i32);
+                        let cpu = s.cpu.unwrap_or(0);
+                        let ip = s.ip.unwrap_or(0);
+                        let cf = self.cc.frame(
                             &mut self.machine,
                             &mut self.resolver,
                             &mut self.strings,
-                            a,
-                            &s,
-                            &params,
-                            None,
-                            &mut buf,
+                            pid,
+                            tid,
+                            r.cpumode(),
+                            ip,
                         );
-                        // DWARF-unwound user frames come after it, with
-                        // inline frames (perf's unwind_entry → append_inlines).
-                        if let Some(mut unw) = self.unwinder.take() {
-                            if can_unwind(a, &s) {
-                                let user_only = Sample {
-                                    callchain: None,
-                                    ..s.clone()
-                                };
-                                let params = ChainParams {
-                                    order: Order::Callee,
-                                    max_stack,
-                                    inline: true,
-                                };
-                                more.clear();
-                                self.cc.resolve(
-                                    &mut self.machine,
-                                    &mut self.resolver,
-                                    &mut self.strings,
-                                    a,
-                                    &user_only,
-                                    &params,
-                                    Some(&mut *unw as &mut dyn Unwinder),
-                                    &mut more,
-                                );
-                                buf.extend_from_slice(&more);
+                        let loc = crate::aggregate::resolve_loading(
+                            &mut self.machine,
+                            &mut self.resolver,
+                            pid,
+                            tid,
+                            r.cpumode(),
+                            ip,
+                        );
+                        let th = self.machine.thread(loc.thread);
+                        let (tpid, ttid) = (th.pid, th.tid);
+                        let comm_id = loc.comm;
+                        if let Some(c) = &self.opts.comms {
+                            if !c.iter().any(|c| c == self.machine.comms.get(comm_id)) {
+                                continue;
                             }
-                            self.unwinder = Some(unw);
                         }
-                        let v: Vec<Frame> = buf.iter().map(|f| self.make_frame(f, src)).collect();
-                        self.chain_buf = buf;
-                        Some(v)
-                    } else {
-                        None
-                    };
-                    let period = s.period.unwrap_or(a.sample_period_or_freq);
-                    let trace = match (&self.tracepoints, s.raw) {
-                        (Some(tp), Some(raw))
-                            if a.type_ == attr_type::TRACEPOINT
-                                && self.fields_of(a).has(OutField::Trace) =>
-                        {
-                            let (resolver, machine) = (&mut self.resolver, &self.machine);
-                            tp.format(a.config, raw, &mut |addr| {
-                                resolver.kernel_function(machine, addr)
-                            })
+                        if let Some(p) = &self.opts.pids {
+                            if !p.contains(&tpid) {
+                                continue;
+                            }
                         }
-                        _ => None,
-                    };
-                    // A copy (the callback borrows the session), in a buffer
-                    // kept across samples.
-                    comm.clear();
-                    comm.push_str(self.machine.comms.get(comm_id));
-                    let rs = ResolvedSample {
-                        attr_index: ai,
-                        event: &self.names[ai],
-                        comm: &comm,
-                        pid,
-                        tid,
-                        cpu,
-                        time,
-                        period,
-                        addr: s.addr.unwrap_or(0),
-                        trace,
-                        frame,
-                        chain,
-                    };
-                    on_sample(&rs, self)?;
+                        if let Some(t) = &self.opts.tids {
+                            if !t.contains(&ttid) {
+                                continue;
+                            }
+                        }
+                        if let Some(cpus) = &self.opts.cpus {
+                            if !cpus.contains(&cpu) {
+                                continue;
+                            }
+                        }
+                        let fields = self.fields_of(a);
+                        let src = fields.has(OutField::Srcline);
+                        let frame = self.make_frame(&cf, src);
+                        let chain = if self.use_callchain(a) && fields.has(OutField::Ip) {
+                            let max_stack = self.opts.max_stack.unwrap_or(PERF_MAX_STACK_DEPTH);
+                            // The sample's own chain: perf 6.1 adds no inline
+                            // frames to it (verified with perf script --inline).
+                            let params = ChainParams {
+                                order: Order::Callee,
+                                max_stack,
+                                inline: false,
+                            };
+                            let mut buf = std::mem::take(&mut self.chain_buf);
+                            self.cc.resolve(
+                                &mut self.machine,
+                                &mut self.resolver,
+                                &mut self.strings,
+                                a,
+                                &s,
+                                &params,
+                                None,
+                                &mut buf,
+                            );
+                            // DWARF-unwound user frames come after it, with
+                            // inline frames (perf's unwind_entry → append_inlines).
+                            if let Some(mut unw) = self.unwinder.take() {
+                                if can_unwind(a, &s) {
+                                    let user_only = Sample {
+                                        callchain: None,
+                                        ..s.clone()
+                                    };
+                                    let params = ChainParams {
+                                        order: Order::Callee,
+                                        max_stack,
+                                        inline: true,
+                                    };
+                                    more.clear();
+                                    self.cc.resolve(
+                                        &mut self.machine,
+                                        &mut self.resolver,
+                                        &mut self.strings,
+                                        a,
+                                        &user_only,
+                                        &params,
+                                        Some(&mut *unw as &mut dyn Unwinder),
+                                        &mut more,
+                                    );
+                                    buf.extend_from_slice(&more);
+                                }
+                                self.unwinder = Some(unw);
+                            }
+                            let v: Vec<Frame> =
+                                buf.iter().map(|f| self.make_frame(f, src)).collect();
+                            self.chain_buf = buf;
+                            Some(v)
+                        } else {
+                            None
+                        };
+                        let period = delivery
+                            .period
+                            .unwrap_or(s.period.unwrap_or(a.sample_period_or_freq));
+                        let trace = match (&self.tracepoints, s.raw) {
+                            (Some(tp), Some(raw))
+                                if a.type_ == attr_type::TRACEPOINT
+                                    && self.fields_of(a).has(OutField::Trace) =>
+                            {
+                                let (resolver, machine) = (&mut self.resolver, &self.machine);
+                                tp.format(a.config, raw, &mut |addr| {
+                                    resolver.kernel_function(machine, addr)
+                                })
+                            }
+                            _ => None,
+                        };
+                        // A copy (the callback borrows the session), in a buffer
+                        // kept across samples.
+                        comm.clear();
+                        comm.push_str(self.machine.comms.get(comm_id));
+                        let rs = ResolvedSample {
+                            attr_index: ai,
+                            event: &self.names[ai],
+                            comm: &comm,
+                            pid,
+                            tid,
+                            cpu,
+                            time,
+                            period,
+                            addr: s.addr.unwrap_or(0),
+                            trace,
+                            frame,
+                            chain,
+                        };
+                        on_sample(&rs, self)?;
+                    }
                 }
                 _ => {}
             }

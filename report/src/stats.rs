@@ -5,8 +5,11 @@
 use std::io::{self, Write};
 
 use prec_format::attr::{attr_type, flags};
+use prec_format::constants::sample_type as st;
 use prec_format::features::{self, Feature};
-use prec_format::{FeatureId, PerfFile, RawRecord, RecordType};
+use prec_format::{FeatureId, PerfFile, RawRecord, Record, RecordType};
+
+use crate::sample_read::SampleReads;
 
 /// perf 6.1's `PERF_RECORD_HEADER_MAX`.
 pub const HEADER_MAX: u32 = 83;
@@ -126,9 +129,10 @@ pub fn collect(file: &PerfFile<'_>) -> (Stats, Option<prec_format::Error>) {
         }
     }
     let mut err = None;
+    let mut reads = SampleReads::default();
     for r in file.records() {
         match r {
-            Ok(r) => count(file, &mut stats, &r),
+            Ok(r) => count(file, &mut stats, &mut reads, &r),
             Err(e) => {
                 err = Some(e);
                 break;
@@ -138,11 +142,24 @@ pub fn collect(file: &PerfFile<'_>) -> (Stats, Option<prec_format::Error>) {
     (stats, err)
 }
 
-/// Counts one (decompressed) record.
-pub fn count(file: &PerfFile<'_>, stats: &mut Stats, r: &RawRecord<'_>) {
+/// Counts one (decompressed) record. A sample with counter values counts
+/// once per event it is delivered to (see [`crate::sample_read`]).
+pub fn count(file: &PerfFile<'_>, stats: &mut Stats, reads: &mut SampleReads, r: &RawRecord<'_>) {
     stats.count_record(r.header.kind);
     if r.header.kind == RecordType::SAMPLE || r.header.kind == RecordType::LOST_SAMPLES {
         let idx = sample_attr_index(file, r);
+        let attr = idx.map(|i| &file.attrs()[i].attr);
+        if let (Some(i), Some(a)) = (idx, attr) {
+            if r.header.kind == RecordType::SAMPLE && a.sample_type & st::READ != 0 {
+                if let Ok(Record::Sample(s)) = r.parse(attr) {
+                    let mut unknown = 0;
+                    for d in reads.deliveries(file, i, &s, &mut unknown) {
+                        stats.count_event(r.header.kind, Some(d.attr_index));
+                    }
+                    return;
+                }
+            }
+        }
         stats.count_event(r.header.kind, idx);
     }
 }
