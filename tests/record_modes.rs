@@ -112,6 +112,25 @@ fn attrs_match_perf_for_each_option() {
         &["--all-user"],
         &["--all-kernel"],
         &["-e", "task-clock", "--all-user"],
+        &["-e", "{cpu-clock,page-faults}"],
+        &["-e", "{cpu-clock,page-faults}:S"],
+        &["-e", "{cpu-clock:u,page-faults},task-clock", "-g"],
+        &["-e", "cpu-clock:S"],
+        &["-e", "sched:sched_switch"],
+        &[
+            "-e",
+            "sched:sched_switch,sched:sched_process_exec",
+            "-c",
+            "3",
+        ],
+        &[
+            "-e",
+            "raw_syscalls:sys_enter",
+            "-F",
+            "100",
+            "--call-graph",
+            "dwarf",
+        ],
         &[
             "-e",
             "cpu-clock,page-faults",
@@ -131,8 +150,67 @@ fn attrs_match_perf_for_each_option() {
         prec_record(&a, &q);
         perf_record(&b, &q);
         assert_eq_text(&evlist(&b), &evlist(&a));
+        assert_eq!(
+            header_lines(&b, "# group"),
+            header_lines(&a, "# group"),
+            "{args:?}"
+        );
         assert_perf_reads_clean(&a, &args.join(" "));
     }
+}
+
+/// An ordinary user (nobody, at perf_event_paranoid 2) asking for events
+/// gets perf's fallback: kernel and hypervisor excluded, `:u` names; the
+/// default event only leaves the kernel out.
+#[test]
+fn unprivileged_attrs_match_perf() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    if !require_perf_record() {
+        return;
+    }
+    let root = std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0);
+    let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .ok()
+        .and_then(|p| p.trim().parse::<i32>().ok());
+    let runuser = ["/usr/sbin/runuser", "/sbin/runuser", "/usr/bin/runuser"]
+        .into_iter()
+        .find(|p| Path::new(p).exists());
+    let (Some(runuser), true, Some(2)) = (runuser, root, paranoid) else {
+        eprintln!("SKIPPED: needs root, runuser and perf_event_paranoid 2");
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("prec-record-modes-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir(&dir).expect("mkdir");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    let cases: &[&[&str]] = &[
+        &[],
+        &["-e", "cpu-clock"],
+        &["-e", "cycles"],
+        &["-e", "{cpu-clock,page-faults}"],
+        &["-e", "page-faults,task-clock"],
+    ];
+    for (i, args) in cases.iter().enumerate() {
+        let mut files = Vec::new();
+        for (tool, bin) in [("perf", perf_path()), ("prec", prec_bin())] {
+            let file = dir.join(format!("{tool}{i}.data"));
+            let mut c = std::process::Command::new(&runuser);
+            c.args(["-u", "nobody", "--"])
+                .arg(bin)
+                .args(["record", "-q", "-o"])
+                .arg(&file)
+                .args(*args)
+                .args(["--", "true"])
+                .env("PERF_CONFIG", "/dev/null");
+            let o = run(&mut c);
+            assert!(o.status.success(), "{tool} {args:?}: {}", stderr(&o));
+            // perf reads only its own user's files (or -f).
+            std::os::unix::fs::chown(&file, Some(0), Some(0)).expect("chown root");
+            files.push(file);
+        }
+        assert_eq_text(&evlist(&files[0]), &evlist(&files[1]));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `-z`: COMPRESSED records and feature as perf writes them; perf and prec
@@ -346,6 +424,11 @@ fn system_wide_dummy_matches_perf() {
         prec_record(&a, &q);
         perf_record(&b, &q);
         assert_eq_text(&evlist(&b), &evlist(&a));
+        assert_eq!(
+            header_lines(&b, "# group"),
+            header_lines(&a, "# group"),
+            "{args:?}"
+        );
         assert_perf_reads_clean(&a, &args.join(" "));
     }
 }

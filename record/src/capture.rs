@@ -21,7 +21,7 @@ use std::ffi::OsString;
 use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -206,7 +206,29 @@ fn build_attr(
     sid: u64,
     launching: bool,
 ) -> PerfEventAttr {
-    configure(spec.to_attr(), cfg, tracking, sid, launching)
+    let mut a = configure(spec.to_attr(), cfg, tracking, sid, launching);
+    if spec.group_member {
+        // The leader is disabled and enabled on exec; its members follow it.
+        a.set_flag(flags::DISABLED | flags::ENABLE_ON_EXEC, false);
+    }
+    if spec.sample_read {
+        // perf's evsel__config: samples carry the counter values (of the
+        // whole group, then not inherited), with ids to tell them apart;
+        // evsel__config_leader_sampling: only the leader samples.
+        a.sample_type |= sample::READ;
+        if a.sample_type & (sample::ID | sample::IDENTIFIER) == 0 {
+            a.sample_type |= sample::ID;
+        }
+        if spec.group_leader.is_some() {
+            a.read_format |= read_format::GROUP;
+            a.set_flag(flags::INHERIT, false);
+        }
+        if spec.group_member {
+            a.sample_period_or_freq = 0;
+            a.set_flag(flags::FREQ, false);
+        }
+    }
+    a
 }
 
 /// perf's `evlist__config` choice: with several events, `ID` when they all
@@ -395,6 +417,7 @@ impl Opener<'_> {
         make: &dyn Fn(&EventSpec) -> PerfEventAttr,
         pid: i32,
         cpu: i32,
+        group_fd: Option<BorrowedFd<'_>>,
     ) -> Result<(OwnedFd, PerfEventAttr, String), RecordError> {
         let mut base = orig.clone();
         let mut derived_name = false;
@@ -404,7 +427,7 @@ impl Opener<'_> {
             let mut spec = base.clone();
             let first_err = loop {
                 let mut attr = make(&spec);
-                match sys::perf_event_open(&mut attr, pid, cpu, None, 0) {
+                match sys::perf_event_open(&mut attr, pid, cpu, group_fd, 0) {
                     Ok(fd) => return Ok((fd, attr, spec.name.clone())),
                     Err(e) => {
                         let code = e.raw_os_error().unwrap_or(0);
@@ -421,7 +444,9 @@ impl Opener<'_> {
                 && !base.exclude_user
                 && self.paranoid > 1
             {
+                // perf's evsel__fallback: "excluding kernel and hypervisor".
                 base.exclude_kernel = true;
+                base.exclude_hv = true;
                 let old = base.name.clone();
                 base.name = if derived_name {
                     let stem = old.split(':').next().unwrap_or(&old).to_string();
@@ -767,8 +792,15 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     }
 
     // 2. Events.
+    let paranoid = sysinfo::perf_event_paranoid().unwrap_or(2);
+    let is_root = sys_geteuid_is_root();
     let specs = if cfg.events.is_empty() {
-        vec![EventSpec::default_event()]
+        // perf's evsel__new_cycles: the default event leaves the kernel out
+        // from the start when the user may not profile it (so, unlike an
+        // event that falls back, it keeps the hypervisor).
+        let mut default = EventSpec::default_event();
+        default.exclude_kernel = !is_root && paranoid > 1;
+        vec![default]
     } else {
         cfg.events.clone()
     };
@@ -789,8 +821,6 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
         }
         sample_id_bit(&types, cfg)
     };
-    let paranoid = sysinfo::perf_event_paranoid().unwrap_or(2);
-    let is_root = sys_geteuid_is_root();
     let mut opener = Opener {
         cfg,
         paranoid: if is_root { -1 } else { paranoid },
@@ -814,6 +844,9 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
             u64::from(c)
         }
     };
+    // Where each event's fd of each (CPU, thread) went in `fds`, for the
+    // members of a group to name their leader's.
+    let mut fd_slots: Vec<Vec<Option<(usize, usize)>>> = Vec::new();
     let mut all_specs: Vec<Option<EventSpec>> = specs.iter().cloned().map(Some).collect();
     if use_dummy {
         all_specs.push(None); // dummy
@@ -821,13 +854,23 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     for (ei, spec) in all_specs.iter().enumerate() {
         let tracking = if use_dummy { spec.is_none() } else { ei == 0 };
         let mut ids = Vec::new();
+        let leader = spec
+            .as_ref()
+            .filter(|s| s.group_member)
+            .and_then(|s| s.group_leader);
+        let mut slots = vec![None; cpus.len() * threads.len()];
         let (name, attr) = match spec {
             Some(spec) => {
                 let make = |s: &EventSpec| build_attr(s, cfg, tracking, sid, launching);
+                let group_fd = leader.and_then(|l| {
+                    let (g, k) = (*fd_slots.get(l)?.first()?)?;
+                    Some(fds[g][k].as_fd())
+                });
                 let (fd, attr, name) =
-                    opener.open_first(spec, &make, threads[0], cpus[0] as i32)?;
+                    opener.open_first(spec, &make, threads[0], cpus[0] as i32, group_fd)?;
                 ids.push(sys::ioc_id(fd.as_fd())?);
                 id_index.push([ids[0], ei as u64, cpu_id(cpus[0]), threads[0] as u64]);
+                slots[0] = Some((0, fds[0].len()));
                 fds[0].push(fd);
                 (name, attr)
             }
@@ -837,6 +880,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
                     .map_err(|e| open_error("dummy:HG", &e, threads[0], paranoid))?;
                 ids.push(sys::ioc_id(fd.as_fd())?);
                 id_index.push([ids[0], ei as u64, cpu_id(cpus[0]), threads[0] as u64]);
+                slots[0] = Some((0, fds[0].len()));
                 fds[0].push(fd);
                 ("dummy:HG".to_string(), attr)
             }
@@ -847,12 +891,19 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
                     continue;
                 }
                 let mut a = attr;
-                match sys::perf_event_open(&mut a, tid, cpu as i32, None, 0) {
+                let pos = ci * threads.len() + ti;
+                let group_fd = leader.and_then(|l| {
+                    let (g, k) = (*fd_slots.get(l)?.get(pos)?)?;
+                    Some(fds[g][k].as_fd())
+                });
+                match sys::perf_event_open(&mut a, tid, cpu as i32, group_fd, 0) {
                     Ok(fd) => {
                         let id = sys::ioc_id(fd.as_fd())?;
                         ids.push(id);
                         id_index.push([id, ei as u64, cpu_id(cpu), tid as u64]);
-                        fds[if per_thread { ti } else { ci }].push(fd);
+                        let g = if per_thread { ti } else { ci };
+                        slots[pos] = Some((g, fds[g].len()));
+                        fds[g].push(fd);
                     }
                     // A thread of -p that exited meanwhile.
                     Err(e) if e.raw_os_error() == Some(libc::ESRCH) && tid > 0 && !launching => {}
@@ -860,6 +911,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
                 }
             }
         }
+        fd_slots.push(slots);
         events.push(OpenEvent { name, attr, ids });
     }
     // Rings: first fd of each CPU owns it.
@@ -910,6 +962,19 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
 
     // 3. Output.
     let mut host = features::host_features();
+    let groups: Vec<prec_format::features::GroupDesc> = specs
+        .iter()
+        .enumerate()
+        .filter(|(i, s)| s.group_leader == Some(*i))
+        .map(|(i, _)| prec_format::features::GroupDesc {
+            name: "{anon_group}".to_string(),
+            leader_idx: i as u32,
+            nr_members: specs.iter().filter(|s| s.group_leader == Some(i)).count() as u32,
+        })
+        .collect();
+    if !groups.is_empty() {
+        host.push(prec_format::features::Feature::GroupDesc(groups));
+    }
     let tracepoints: Vec<tracefs::Tracepoint> = specs
         .iter()
         .filter(|s| s.type_ == perf_type::TRACEPOINT)

@@ -58,6 +58,11 @@ pub struct EventSpec {
     pub weak_group: bool,
     /// A tracepoint's system and name.
     pub tracepoint: Option<(String, String)>,
+    /// In a group of two or more (`{a,b}`): the leader's index in the
+    /// event list (the leader's own index for the leader).
+    pub group_leader: Option<usize>,
+    /// A group member other than the leader.
+    pub group_member: bool,
 }
 
 /// An event string that could not be parsed.
@@ -149,6 +154,8 @@ impl EventSpec {
             exclusive: false,
             weak_group: false,
             tracepoint: None,
+            group_leader: None,
+            group_member: false,
         }
     }
 
@@ -350,20 +357,83 @@ impl EventSpec {
 }
 
 /// Parses a comma-separated `-e` argument (`cycles:u,task-clock`,
-/// `sched:sched_switch`); a tracepoint glob gives every tracepoint it
-/// matches.
+/// `sched:sched_switch`, `{cpu-clock,page-faults}:S`); a tracepoint glob
+/// gives every tracepoint it matches. A group's modifiers apply to each of
+/// its events, as in perf.
 pub fn parse_event_list(s: &str) -> Result<Vec<EventSpec>, EventParseError> {
     let mut out = Vec::new();
-    for term in s.split(',') {
-        match EventSpec::parse(term) {
-            Ok(e) => out.push(e),
-            Err(e) => match tracepoint_parts(term) {
-                Some((system, name, mods)) => out.extend(tracepoints(term, system, name, mods)?),
-                None => return Err(e),
-            },
+    for term in split_terms(s) {
+        let trimmed = term.trim();
+        let Some(group) = trimmed.strip_prefix('{') else {
+            out.extend(parse_term(term)?);
+            continue;
+        };
+        let syntax = |reason: &str| EventParseError {
+            event: trimmed.to_string(),
+            reason: reason.to_string(),
+            list_events: false,
+        };
+        let (inner, mods) = group
+            .split_once('}')
+            .ok_or_else(|| syntax("no closing '}'"))?;
+        if inner.contains('{') {
+            return Err(syntax("groups do not nest"));
+        }
+        let mods = match mods {
+            "" => None,
+            m => Some(
+                m.strip_prefix(':')
+                    .ok_or_else(|| syntax("expected ':' after '}'"))?,
+            ),
+        };
+        let leader = out.len();
+        let mut members = Vec::new();
+        for t in split_terms(inner) {
+            members.extend(parse_term(t)?);
+        }
+        let grouped = members.len() > 1;
+        for (i, mut m) in members.into_iter().enumerate() {
+            if let Some(mods) = mods {
+                m.apply_modifiers(mods).map_err(|r| syntax(&r))?;
+            }
+            if grouped {
+                m.group_leader = Some(leader);
+                m.group_member = i > 0;
+            }
+            out.push(m);
         }
     }
     Ok(out)
+}
+
+/// Splits at the commas outside braces.
+fn split_terms(s: &str) -> Vec<&str> {
+    let mut terms = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in s.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                terms.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    terms.push(&s[start..]);
+    terms
+}
+
+/// One event term, or the tracepoints a tracepoint term names.
+fn parse_term(term: &str) -> Result<Vec<EventSpec>, EventParseError> {
+    match EventSpec::parse(term) {
+        Ok(e) => Ok(vec![e]),
+        Err(e) => match tracepoint_parts(term) {
+            Some((system, name, mods)) => tracepoints(term, system, name, mods),
+            None => Err(e),
+        },
+    }
 }
 
 /// `system:name[:modifiers]` when `term` reads as a tracepoint.
@@ -458,6 +528,48 @@ mod tests {
         assert_eq!(tracepoint_parts("a b:c"), None);
         // A raw event with modifiers stays raw.
         assert_eq!(parse_event_list("r1a2:u").unwrap()[0].type_, 4);
+    }
+
+    #[test]
+    fn groups() {
+        let l = parse_event_list("{cpu-clock,page-faults}:S,task-clock").unwrap();
+        let g: Vec<_> = l
+            .iter()
+            .map(|e| {
+                (
+                    e.name.as_str(),
+                    e.group_leader,
+                    e.group_member,
+                    e.sample_read,
+                )
+            })
+            .collect();
+        assert_eq!(
+            g,
+            [
+                ("cpu-clock", Some(0), false, true),
+                ("page-faults", Some(0), true, true),
+                ("task-clock", None, false, false)
+            ]
+        );
+        let l = parse_event_list("task-clock,{cpu-clock:k,page-faults}:u").unwrap();
+        assert_eq!(l[1].group_leader, Some(1));
+        // The group's `u` on top of the event's own `k`, as perf.
+        assert!(!l[1].exclude_user && !l[1].exclude_kernel);
+        assert!(!l[2].exclude_user && l[2].exclude_kernel);
+        // One event in braces is no group.
+        assert_eq!(
+            parse_event_list("{cpu-clock}").unwrap()[0].group_leader,
+            None
+        );
+        for bad in [
+            "{cpu-clock",
+            "{cpu-clock}u",
+            "{{cpu-clock}}",
+            "{cpu-clock,nope}",
+        ] {
+            assert!(parse_event_list(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]
