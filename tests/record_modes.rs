@@ -194,7 +194,7 @@ fn unprivileged_attrs_match_perf() {
         let mut files = Vec::new();
         for (tool, bin) in [("perf", perf_path()), ("prec", prec_bin())] {
             let file = dir.join(format!("{tool}{i}.data"));
-            let mut c = std::process::Command::new(&runuser);
+            let mut c = std::process::Command::new(runuser);
             c.args(["-u", "nobody", "--"])
                 .arg(bin)
                 .args(["record", "-q", "-o"])
