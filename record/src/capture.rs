@@ -800,6 +800,15 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
         // event that falls back, it keeps the hypervisor).
         let mut default = EventSpec::default_event();
         default.exclude_kernel = !is_root && paranoid > 1;
+        if default.exclude_kernel {
+            note(
+                cfg.quiet,
+                &format!(
+                    "Note: kernel.perf_event_paranoid={paranoid}: recording user space only \
+                     (profiling the kernel needs root, or a setting of 1 or less)"
+                ),
+            );
+        }
         vec![default]
     } else {
         cfg.events.clone()
