@@ -423,6 +423,60 @@ fn pc_without_fde_matches_perf_script() {
     );
 }
 
+/// Scheduler samples of a parent asleep in glibc's `__vfork`, whose CFI
+/// keeps the return address in rcx: unwound from the sampled registers
+/// past it to `main`, as perf's libunwind does.
+#[test]
+fn vfork_frame_matches_perf_script() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let opts = ["-e", "sched:sched_switch", "--call-graph", "dwarf"];
+    let data = perf_record_program(
+        dir.join("vforker.data"),
+        &opts,
+        &fixture_bin("vforker"),
+        &["100"],
+    );
+    let (mine, _) = unwind_file(&data);
+    let in_vfork: Vec<&Unwound> = mine
+        .iter()
+        .filter(|u| u.comm == "vforker")
+        .filter(|u| {
+            u.frames
+                .first()
+                .is_some_and(|f| f.1.iter().any(|n| n.contains("vfork")))
+        })
+        .collect();
+    assert!(
+        in_vfork.len() >= 20,
+        "only {} samples in __vfork",
+        in_vfork.len()
+    );
+    let perf = perf_chains(&data);
+    let (mut reach_main, mut equal) = (0, 0);
+    for u in &in_vfork {
+        let has_main = u.frames.iter().any(|f| f.1.iter().any(|n| n == "main"));
+        reach_main += usize::from(has_main);
+        let theirs = perf.get(&(u.tid, time_str(u.time)));
+        let same = theirs.is_some_and(|t| {
+            t.len() == u.frames.len() && t.iter().zip(&u.frames).all(|(a, b)| a.0 == b.0)
+        });
+        equal += usize::from(same);
+    }
+    assert!(
+        pct(reach_main, in_vfork.len()) >= 95.0,
+        "only {reach_main} of {} samples in __vfork reach main",
+        in_vfork.len()
+    );
+    assert!(
+        pct(equal, in_vfork.len()) >= 95.0,
+        "only {equal} of {} chains from __vfork equal perf's",
+        in_vfork.len()
+    );
+}
+
 #[test]
 fn dwarf_unwinding_matches_perf_script() {
     if !require_perf_record() {

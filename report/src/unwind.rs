@@ -415,6 +415,9 @@ pub struct DwarfUnwinder {
     cache: CacheX86_64,
     processes: HashMap<u32, Process>,
     binaries: HashMap<BinaryId, Option<Arc<BinaryUnwindInfo>>>,
+    /// Per (binary, address): whether its CFI keeps the return address in
+    /// a register (see [`first_frame_step`]).
+    register_ra: HashMap<(usize, u64), bool>,
     stats: UnwindStats,
     /// Most addresses returned per sample, the ip included (perf's
     /// `max_stack`, default [`DEFAULT_MAX_FRAMES`]).
@@ -454,6 +457,7 @@ impl DwarfUnwinder {
             cache: CacheX86_64::new(),
             processes: HashMap::default(),
             binaries: HashMap::default(),
+            register_ra: HashMap::default(),
             stats: UnwindStats::default(),
             max_frames: DEFAULT_MAX_FRAMES,
         }
@@ -586,6 +590,33 @@ impl DwarfUnwinder {
                         }
                     }
                     None => break StopReason::NoUnwindInfo,
+                }
+            }
+            // A return address held in a register (glibc's __vfork keeps
+            // it in rdi), which framehop does not model: in the first frame
+            // every register is known, so step by the CFI row here.
+            if frames.len() == 1 {
+                let key = (Arc::as_ptr(&module.info) as usize, lookup);
+                let in_register = *self
+                    .register_ra
+                    .entry(key)
+                    .or_insert_with(|| ra_in_register(&module.info, lookup));
+                if in_register {
+                    let Some((ra, sp, bp)) =
+                        first_frame_step(&module.info, lookup, regs, &mut read_stack)
+                    else {
+                        break StopReason::Error;
+                    };
+                    uregs.set_sp(sp);
+                    uregs.set_bp(bp);
+                    match FrameAddress::from_return_address(ra) {
+                        Some(next) => {
+                            frames.push(ra - 1);
+                            addr = next;
+                            continue;
+                        }
+                        None => break StopReason::Complete,
+                    }
                 }
             }
             let Some(process) = self.processes.get(&pid) else {
@@ -733,6 +764,77 @@ fn hdr_has_fde(info: &BinaryUnwindInfo, svma: u64) -> Option<bool> {
         Err(gimli::Error::NoUnwindInfoForAddress) => Some(false),
         Err(_) => None,
     }
+}
+
+/// The CFI row at `svma` (from `.eh_frame`).
+fn cfi_row(info: &BinaryUnwindInfo, svma: u64) -> Option<gimli::UnwindTableRow<usize>> {
+    use gimli::UnwindSection;
+    let section = |name: &[u8]| {
+        info.sections
+            .iter()
+            .find(|s| s.name == name)
+            .and_then(|s| Some((s.svma.start, s.data.clone()?)))
+    };
+    let (eh_svma, eh) = section(b".eh_frame")?;
+    let mut bases = gimli::BaseAddresses::default().set_eh_frame(eh_svma);
+    if let Some((text_svma, _)) = section(b".text") {
+        bases = bases.set_text(text_svma);
+    }
+    let mut eh_frame = gimli::EhFrame::new(&eh, gimli::LittleEndian);
+    eh_frame.set_address_size(8);
+    let fde = eh_frame
+        .fde_for_address(&bases, svma, gimli::EhFrame::cie_from_offset)
+        .ok()?;
+    let mut ctx = gimli::UnwindContext::new();
+    fde.unwind_info_for_address(&eh_frame, &bases, &mut ctx, svma)
+        .ok()
+        .cloned()
+}
+
+/// Whether the CFI at `svma` keeps the return address in a register.
+fn ra_in_register(info: &BinaryUnwindInfo, svma: u64) -> bool {
+    cfi_row(info, svma).is_some_and(|row| {
+        matches!(
+            row.register(gimli::X86_64::RA),
+            gimli::RegisterRule::Register(_)
+        )
+    })
+}
+
+/// One step out of the first frame by the CFI row at `svma`, with all the
+/// sampled registers: (return address, caller's sp, caller's rbp), as
+/// libunwind (perf's unwinder) takes it.
+fn first_frame_step(
+    info: &BinaryUnwindInfo,
+    svma: u64,
+    regs: &Regs<'_>,
+    read_stack: &mut dyn FnMut(u64) -> Result<u64, ()>,
+) -> Option<(u64, u64, u64)> {
+    use gimli::{CfaRule, RegisterRule};
+    let row = cfi_row(info, svma)?;
+    // DWARF x86-64 register numbers → perf's sample_regs_user order.
+    let reg = |r: gimli::Register| -> Option<u64> {
+        const PERF: [u32; 16] = [0, 3, 2, 1, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23];
+        reg_value(regs, *PERF.get(usize::from(r.0))?)
+    };
+    let cfa = match row.cfa() {
+        CfaRule::RegisterAndOffset { register, offset } => {
+            reg(*register)?.checked_add_signed(*offset)?
+        }
+        CfaRule::Expression(_) => return None,
+    };
+    let mut value = |rule: &RegisterRule<usize>, own: Option<u64>| -> Option<u64> {
+        match rule {
+            RegisterRule::Undefined | RegisterRule::SameValue => own,
+            RegisterRule::Offset(o) => read_stack(cfa.checked_add_signed(*o)?).ok(),
+            RegisterRule::ValOffset(o) => cfa.checked_add_signed(*o),
+            RegisterRule::Register(r) => reg(*r),
+            _ => None,
+        }
+    };
+    let ra = value(&row.register(gimli::X86_64::RA), None)?;
+    let bp = value(&row.register(gimli::X86_64::RBP), reg(gimli::X86_64::RBP))?;
+    Some((ra, cfa, bp))
 }
 
 /// libunwind's `is_plt_entry`: the 16 code bytes at the pc look like a
