@@ -248,6 +248,14 @@ pub struct RecordArgs {
     /// Sample raw data (and CPU and time).
     #[arg(short = 'R', long = "raw-samples")]
     pub raw_samples: bool,
+    /// Sample any taken branch (branch stack; needs hardware that records
+    /// branches, e.g. Intel LBR).
+    #[arg(short = 'b', long = "branch-any")]
+    pub branch_any: bool,
+    /// Sample these taken branches: any, any_call, any_ret, ind_call, ind_jmp,
+    /// call, cond, abort_tx, in_tx, no_tx, save_type, stack, and u, k, hv.
+    #[arg(short = 'j', long = "branch-filter")]
+    pub branch_filter: Option<String>,
     /// Only user-space samples (exclude_kernel on every event).
     #[arg(long = "all-user")]
     pub all_user: bool,
@@ -255,7 +263,7 @@ pub struct RecordArgs {
     #[arg(long = "all-kernel")]
     pub all_kernel: bool,
     /// The command to run, and its arguments.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    #[arg(trailing_var_arg = true)]
     pub command: Vec<String>,
 }
 

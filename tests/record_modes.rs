@@ -159,6 +159,59 @@ fn attrs_match_perf_for_each_option() {
     }
 }
 
+/// Branch stacks (`-b`, `-j`): the same attrs as perf where the hardware
+/// records branches, else perf's error (on this kind of VM, none does).
+#[test]
+fn branch_stack_options_like_perf() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    for (i, args) in [
+        &["-b"][..],
+        &["-j", "any_call,u"],
+        &["-e", "cpu-clock", "-b"],
+    ]
+    .iter()
+    .enumerate()
+    {
+        let a = dir.join(format!("prec{i}.data"));
+        let b = dir.join(format!("perf{i}.data"));
+        let mut q = vec!["-q"];
+        q.extend_from_slice(args);
+        let output = |mut c: std::process::Command, out: &Path| {
+            c.args(["record", "-o"])
+                .arg(out)
+                .args(&q)
+                .arg("--")
+                .arg(hot3())
+                .output()
+                .expect("run record")
+        };
+        let mine = output(prec(), &a);
+        let theirs = output(perf(), &b);
+        let error_line = |o: &Output| {
+            stderr(o)
+                .lines()
+                .find(|l| l.contains("branch stack"))
+                .map(|l| l.trim_start_matches("prec: ").to_string())
+        };
+        match (theirs.status.success() && b.exists(), error_line(&theirs)) {
+            (_, Some(perf_error)) => {
+                assert!(!mine.status.success(), "{args:?}: prec recorded");
+                assert_eq!(error_line(&mine), Some(perf_error), "{args:?}");
+            }
+            (true, None) => assert_eq_text(&evlist(&b), &evlist(&a)),
+            (false, None) => panic!("{args:?}: perf failed: {}", stderr(&theirs)),
+        }
+    }
+    let o = prec()
+        .args(["record", "-j", "nope", "--", "true"])
+        .output()
+        .expect("run prec");
+    assert!(!o.status.success() && stderr(&o).contains("unknown branch filter"));
+}
+
 /// An ordinary user (nobody, at perf_event_paranoid 2) asking for events
 /// gets perf's fallback: kernel and hypervisor excluded, `:u` names; the
 /// default event only leaves the kernel out.

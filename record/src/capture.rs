@@ -128,6 +128,8 @@ pub struct RecordModes {
     /// `-F` was given (the tracking dummy then samples at that frequency
     /// too).
     pub user_freq: bool,
+    /// `-b` / `-j`: branch_sample_type (0: no branch stack).
+    pub branch_filter: u64,
 }
 
 /// A failed recording (nothing was written, or the error is reported after
@@ -301,6 +303,10 @@ fn configure(
     }
     if m.raw_samples {
         st |= sample::RAW;
+    }
+    if m.branch_filter != 0 {
+        st |= sample::BRANCH_STACK;
+        a.branch_sample_type = m.branch_filter;
     }
     if m.user_regs != 0 {
         st |= sample::REGS_USER;
@@ -484,6 +490,12 @@ impl Opener<'_> {
                     fell_back = true;
                     continue;
                 }
+            }
+            if code == libc::EOPNOTSUPP && self.cfg.modes.branch_filter != 0 {
+                return Err(RecordError(format!(
+                    "{}: PMU Hardware or event type doesn't support branch stack sampling.",
+                    base.name
+                )));
             }
             return Err(open_error(&base.name, &first_err, pid, self.paranoid));
         }

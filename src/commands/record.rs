@@ -234,6 +234,11 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         },
         raw_samples: args.raw_samples,
         user_freq: args.freq.is_some(),
+        branch_filter: match &args.branch_filter {
+            Some(f) => parse_branch_filter(f)?,
+            None if args.branch_any => BRANCH_ANY,
+            None => 0,
+        },
     };
     let _ = args.no_buildid_cache;
     if args.count.is_some() && args.freq.is_some() {
@@ -375,4 +380,42 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         );
     }
     Ok(ExitCode::from(out.exit_code().clamp(0, 255) as u8))
+}
+
+/// `PERF_SAMPLE_BRANCH_ANY`.
+const BRANCH_ANY: u64 = 1 << 3;
+
+/// perf's `-j` names → `perf_branch_sample_type` bits (uapi
+/// `perf_branch_sample_type_shift`).
+fn parse_branch_filter(list: &str) -> Result<u64> {
+    const NAMES: [(&str, u32); 15] = [
+        ("u", 0),
+        ("k", 1),
+        ("hv", 2),
+        ("any", 3),
+        ("any_call", 4),
+        ("any_ret", 5),
+        ("ind_call", 6),
+        ("abort_tx", 7),
+        ("in_tx", 8),
+        ("no_tx", 9),
+        ("cond", 10),
+        ("stack", 11),
+        ("ind_jmp", 12),
+        ("call", 13),
+        ("save_type", 16),
+    ];
+    let mut bits = 0u64;
+    for name in list.split(',').map(str::trim) {
+        match NAMES.iter().find(|(n, _)| *n == name) {
+            Some((_, shift)) => bits |= 1 << shift,
+            None => bail!("unknown branch filter {name:?}, check man page"),
+        }
+    }
+    // perf's parse_branch_str: no branch type means any branch (and the
+    // privilege levels are then dropped).
+    if bits & !0b111 == 0 {
+        bits = BRANCH_ANY;
+    }
+    Ok(bits)
 }
