@@ -321,6 +321,14 @@ struct BinaryUnwindInfo {
 }
 
 impl BinaryUnwindInfo {
+    /// A loaded section's address and bytes.
+    fn section(&self, name: &[u8]) -> Option<(u64, SectionBytes)> {
+        self.sections
+            .iter()
+            .find(|s| s.name == name)
+            .and_then(|s| Some((s.svma.start, s.data.clone()?)))
+    }
+
     fn has(&self, name: &[u8]) -> bool {
         self.sections
             .iter()
@@ -736,12 +744,7 @@ fn module_for(
 /// then searches `.debug_frame`; framehop's answer is kept).
 fn hdr_has_fde(info: &BinaryUnwindInfo, svma: u64) -> Option<bool> {
     use gimli::UnwindSection;
-    let section = |name: &[u8]| {
-        info.sections
-            .iter()
-            .find(|s| s.name == name)
-            .and_then(|s| Some((s.svma.start, s.data.clone()?)))
-    };
+    let section = |name: &[u8]| info.section(name);
     let (hdr_svma, hdr) = section(b".eh_frame_hdr")?;
     let (eh_svma, eh) = section(b".eh_frame")?;
     let mut bases = gimli::BaseAddresses::default()
@@ -769,12 +772,7 @@ fn hdr_has_fde(info: &BinaryUnwindInfo, svma: u64) -> Option<bool> {
 /// The CFI row at `svma` (from `.eh_frame`).
 fn cfi_row(info: &BinaryUnwindInfo, svma: u64) -> Option<gimli::UnwindTableRow<usize>> {
     use gimli::UnwindSection;
-    let section = |name: &[u8]| {
-        info.sections
-            .iter()
-            .find(|s| s.name == name)
-            .and_then(|s| Some((s.svma.start, s.data.clone()?)))
-    };
+    let section = |name: &[u8]| info.section(name);
     let (eh_svma, eh) = section(b".eh_frame")?;
     let mut bases = gimli::BaseAddresses::default().set_eh_frame(eh_svma);
     if let Some((text_svma, _)) = section(b".text") {
