@@ -449,6 +449,34 @@ pub struct Entry {
     pub branch: Option<Box<BranchInfo>>,
 }
 
+impl Entry {
+    /// An entry of `thread` with nothing else set yet.
+    fn blank(thread: ThreadId, comm: CommId) -> Entry {
+        Entry {
+            period: 0,
+            nr_samples: 0,
+            group_periods: Box::default(),
+            group_samples: Box::default(),
+            group_acc: Box::default(),
+            thread,
+            comm,
+            level: 0,
+            map: None,
+            addr: 0,
+            sym: None,
+            srcline: None,
+            srcfile: None,
+            trace: None,
+            cpu: 0,
+            socket: 0,
+            parent: None,
+            filtered: false,
+            cg: None,
+            branch: None,
+        }
+    }
+}
+
 /// An entry's call-graph data (perf's `stat_acc` and `callchain`).
 #[derive(Clone, Debug, Default)]
 pub struct EntryCg {
@@ -1550,26 +1578,15 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                             let idx = *h.index.entry(key).or_insert(n);
                             if idx == n {
                                 h.entries.push(Entry {
-                                    period: 0,
-                                    nr_samples: 0,
-                                    group_periods: Box::default(),
-                                    group_samples: Box::default(),
-                                    group_acc: Box::default(),
-                                    thread: loc.thread,
-                                    comm: loc.comm,
                                     level: loc.level,
                                     map: to.map,
                                     addr: to.addr,
                                     sym: to.sym,
-                                    srcline: None,
-                                    srcfile: None,
-                                    trace: None,
                                     cpu,
                                     socket,
-                                    parent: None,
                                     filtered,
-                                    cg: None,
                                     branch: Some(Box::new(bi)),
+                                    ..Entry::blank(loc.thread, loc.comm)
                                 });
                             }
                             let e = &mut h.entries[idx];
@@ -1639,13 +1656,6 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                     let idx = *h.index.entry(key).or_insert(n);
                     if idx == n {
                         h.entries.push(Entry {
-                            period: 0,
-                            nr_samples: 0,
-                            group_periods: Box::default(),
-                            group_samples: Box::default(),
-                            group_acc: Box::default(),
-                            thread: loc.thread,
-                            comm: loc.comm,
                             level: loc.level,
                             map: loc.map,
                             addr: loc.addr,
@@ -1657,8 +1667,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                             socket,
                             parent,
                             filtered,
-                            cg: None,
-                            branch: None,
+                            ..Entry::blank(loc.thread, loc.comm)
                         });
                     }
                     if cg_on {
@@ -1890,13 +1899,6 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                 let cidx = *h.index.entry(ck).or_insert(n);
                                 if cidx == n {
                                     h.entries.push(Entry {
-                                        period: 0,
-                                        nr_samples: 0,
-                                        group_periods: Box::default(),
-                                        group_samples: Box::default(),
-                                        group_acc: Box::default(),
-                                        thread: loc.thread,
-                                        comm: loc.comm,
                                         level,
                                         map: f.map,
                                         addr: f.ip,
@@ -1908,8 +1910,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                         socket,
                                         parent,
                                         filtered,
-                                        cg: None,
-                                        branch: None,
+                                        ..Entry::blank(loc.thread, loc.comm)
                                     });
                                 }
                                 let cg = h.entries[cidx].cg.get_or_insert_with(Default::default);
