@@ -232,6 +232,8 @@ struct FieldConfig {
     user_set: HashMap<OutType, bool>,
     /// perf's `user_set_fields`: the fields `-F` names, `+field` too.
     user_fields: HashMap<OutType, Fields>,
+    /// What perf says of fields it ignores for some types.
+    warnings: Vec<String>,
 }
 
 impl FieldConfig {
@@ -257,6 +259,7 @@ fn parse_fields_arg(s: &str) -> Result<FieldConfig, String> {
         fields: HashMap::default(),
         user_set: HashMap::default(),
         user_fields: HashMap::default(),
+        warnings: Vec::new(),
     };
     // "type:list" applies to one type, else all.
     let (types, list): (Vec<OutType>, &str) = match s.split_once(':') {
@@ -274,6 +277,33 @@ fn parse_fields_arg(s: &str) -> Result<FieldConfig, String> {
     let modify = items
         .first()
         .is_some_and(|x| x.starts_with('+') || x.starts_with('-'));
+    // perf's parse_output_fields: a field for every type is ignored, with
+    // a warning per type, where the type cannot have it (`trace` outside
+    // tracepoints; perf names the types past hardware-cache "unknown",
+    // its raw, breakpoint, synthesized and other outputs).
+    let all_types = types.len() > 1;
+    let ignored = |t: OutType, field: OutField| {
+        all_types && field == OutField::Trace && t != OutType::Tracepoint
+    };
+    if all_types {
+        for it in &items {
+            let name = it.trim_start_matches(['+', '-']);
+            if parse_field(name) == Ok(OutField::Trace) {
+                for kind in [
+                    "hardware",
+                    "software",
+                    "hardware-cache",
+                    "unknown",
+                    "unknown",
+                    "unknown",
+                    "unknown",
+                ] {
+                    cfg.warnings
+                        .push(format!("'{name}' not valid for {kind} events. Ignoring."));
+                }
+            }
+        }
+    }
     for t in &types {
         let mut f = if modify {
             default_fields(*t)
@@ -283,6 +313,9 @@ fn parse_fields_arg(s: &str) -> Result<FieldConfig, String> {
         let mut named = Fields(0);
         for it in &items {
             if let Some(n) = it.strip_prefix('+') {
+                if ignored(*t, parse_field(n)?) {
+                    continue;
+                }
                 f.set(parse_field(n)?);
                 named.set(parse_field(n)?);
             } else if let Some(n) = it.strip_prefix('-') {
@@ -291,7 +324,7 @@ fn parse_fields_arg(s: &str) -> Result<FieldConfig, String> {
                 return Err(format!(
                     "Cannot set fields to {it}: mixing +-field with field is not allowed"
                 ));
-            } else {
+            } else if !ignored(*t, parse_field(it)?) {
                 f.set(parse_field(it)?);
                 named.set(parse_field(it)?);
             }
@@ -484,6 +517,7 @@ impl<'f> Session<'f> {
                 fields: HashMap::default(),
                 user_set: HashMap::default(),
                 user_fields: HashMap::default(),
+                warnings: Vec::new(),
             },
         };
         // perf checks the first event of each type against its sample_type.
@@ -568,6 +602,10 @@ impl<'f> Session<'f> {
             }
             cfg.fields.insert(tracepoint, f);
         }
+        let field_warnings: Vec<String> = std::mem::take(&mut cfg.warnings)
+            .into_iter()
+            .chain(file.warnings().iter().cloned())
+            .collect();
         // Kernel symbols from perf's build-id cache when the kernel differs.
         let mut sym_opts = SymbolizerOptions {
             symfs: opts.symfs.clone(),
@@ -613,7 +651,7 @@ impl<'f> Session<'f> {
             cfg,
             tracepoints: crate::tracepoint::from_file(file),
             sample_reads: Default::default(),
-            warnings: file.warnings().to_vec(),
+            warnings: field_warnings,
         })
     }
 
@@ -1207,4 +1245,28 @@ pub fn write_script<W: Write>(
         |side| out.borrow_mut().write_all(side.as_bytes()),
     )?;
     Ok(session.warnings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// perf 6.1 `perf script -F comm,trace`: seven warnings (hardware,
+    /// software, hardware-cache, then its four other outputs as
+    /// "unknown"), and `trace` only for tracepoints.
+    #[test]
+    fn trace_field_is_for_tracepoints_only() {
+        let cfg = parse_fields_arg("comm,trace").expect("parses");
+        assert_eq!(cfg.warnings.len(), 7);
+        assert_eq!(
+            cfg.warnings[0],
+            "'trace' not valid for hardware events. Ignoring."
+        );
+        assert!(cfg.get(OutType::Tracepoint).has(OutField::Trace));
+        assert!(!cfg.get(OutType::Software).has(OutField::Trace));
+        assert!(cfg.get(OutType::Software).has(OutField::Comm));
+        let typed = parse_fields_arg("trace:comm,trace").expect("parses");
+        assert!(typed.warnings.is_empty());
+        assert!(typed.get(OutType::Tracepoint).has(OutField::Trace));
+    }
 }
