@@ -433,3 +433,60 @@ fn pipe_mode_aux_exception_is_still_needed() {
         );
     }
 }
+
+/// Tracepoint recordings keep their formats through every copy: file →
+/// pipe (the tracing data as a HEADER_TRACING_DATA record), pipe → file
+/// (as the TRACING_DATA feature, the record not copied into the data), and
+/// file → big endian (the data keeps its own byte order). perf script
+/// prints the same trace lines from each copy as from the original.
+#[test]
+fn tracepoint_copies_keep_their_formats() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let file = dir.join("tp.data");
+    let o = output_of(
+        prec()
+            .args([
+                "record",
+                "-q",
+                "-e",
+                "sched:sched_switch,sched:sched_process_exec",
+            ])
+            .arg("-o")
+            .arg(&file)
+            .args(["--", "sh", "-c", "sleep 0.01; ls / >/dev/null"]),
+        None,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let script = |path: &Path, pipe: bool| {
+        let mut c = perf();
+        c.args(["script", "-i"]);
+        let o = if pipe {
+            output_of(c.arg("-"), Some(path))
+        } else {
+            output_of(c.arg(path), None)
+        };
+        let text = String::from_utf8_lossy(&o.stdout).into_owned();
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        (text, err)
+    };
+    let (want, _) = script(&file, false);
+    assert!(want.contains("prev_comm="), "no trace output:\n{want}");
+    let piped = dir.join("tp.pipe");
+    inject_pipe(&file, &piped).unwrap();
+    let back = dir.join("tp.back");
+    inject(&piped, &back, &[]).unwrap();
+    let big = dir.join("tp.big");
+    inject(&file, &big, &["--byte-order", "big"]).unwrap();
+    for (path, pipe) in [(&piped, true), (&back, false), (&big, false)] {
+        let (got, err) = script(path, pipe);
+        assert_eq!(got, want, "perf script of {}", path.display());
+        assert!(
+            !err.contains("tracing data") && !err.contains("failed to process"),
+            "{}: {err}",
+            path.display()
+        );
+    }
+}

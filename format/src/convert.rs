@@ -6,8 +6,9 @@
 //! - attrs are written with size 128 (see [`crate::write`]);
 //! - COMPRESSED records are replaced by what they hold, and the COMPRESSED
 //!   feature is dropped;
-//! - pipe-only records (HEADER_ATTR, HEADER_FEATURE, HEADER_EVENT_TYPE) are
-//!   not copied as records: the writer emits attrs and features its own way;
+//! - pipe-only records (HEADER_ATTR, HEADER_FEATURE, HEADER_EVENT_TYPE,
+//!   HEADER_TRACING_DATA) are not copied as records: the writer emits attrs,
+//!   features and tracing data its own way;
 //! - record types perf 6.1 does not know (kernel types above 21, perf types
 //!   above 82) are dropped and counted.
 
@@ -39,6 +40,7 @@ fn keep(kind: RecordType) -> bool {
         RecordType::HEADER_ATTR
         | RecordType::HEADER_FEATURE
         | RecordType::HEADER_EVENT_TYPE
+        | RecordType::HEADER_TRACING_DATA
         | RecordType::COMPRESSED => false,
         k if k.is_kernel() => k.0 <= LAST_KERNEL_TYPE_6_1 && k.0 != 0,
         k => k.0 <= LAST_USER_TYPE_6_1,
@@ -52,7 +54,8 @@ pub fn copied_features(file: &PerfFile<'_>, endian: Endian) -> Vec<(FeatureId, V
         if f.id == FeatureId::COMPRESSED || f.id.0 >= FeatureId::LAST_FEATURE_6_1.0 {
             continue;
         }
-        if endian == file.endian() {
+        // Tracing data carries its own byte order.
+        if endian == file.endian() || f.id == FeatureId::TRACING_DATA {
             // EVENT_DESC holds attrs: re-encode so their size suits perf 6.1.
             if f.id == FeatureId::EVENT_DESC {
                 if let Ok(decoded) = features::decode(f.id, f.data, f.offset, file.endian()) {
@@ -89,6 +92,7 @@ fn for_each_record(
                 RecordType::HEADER_ATTR
                     | RecordType::HEADER_FEATURE
                     | RecordType::HEADER_EVENT_TYPE
+                    | RecordType::HEADER_TRACING_DATA
             ) {
                 stats.dropped += 1;
             }
@@ -154,6 +158,10 @@ pub fn copy_to_pipe<W: Write>(
         .filter(|f| f.1.len() + 16 + 7 <= usize::from(u16::MAX))
         .collect();
     w.write_features(&feats).map_err(|e| Error::io(0, e))?;
+    // Tracepoint formats as perf record sends them in a stream.
+    if let Some(f) = file.feature(FeatureId::TRACING_DATA) {
+        w.write_tracing_data(f.data).map_err(|e| Error::io(0, e))?;
+    }
     // Event names as EVENT_UPDATE (NAME) records, as perf record sends them
     // in a stream: perf 6.1 takes names from these, not from EVENT_DESC.
     if let Some(f) = file.feature(FeatureId::EVENT_DESC) {
