@@ -53,13 +53,17 @@ fn evlist(file: &Path) -> String {
 }
 
 /// `perf report --stdio` and `perf script` read `file` with nothing on
-/// stderr.
+/// stderr. A recording without samples is no format complaint: a CPU-bound
+/// program sampled with `--all-kernel` on a busy machine may get none.
 fn assert_perf_reads_clean(file: &Path, what: &str) {
     for args in [&["report", "--stdio", "-i"][..], &["script", "-i"][..]] {
         let o = run(perf().args(args).arg(file));
         let e = stderr(&o);
+        let no_samples = e.trim_start().starts_with("Error:")
+            && e.trim_end().ends_with("data has no samples!")
+            && e.lines().filter(|l| !l.trim().is_empty()).count() == 2;
         assert!(
-            e.trim().is_empty(),
+            e.trim().is_empty() || no_samples,
             "perf {} on prec's file ({what}) wrote to stderr:\n{e}",
             args[0]
         );
