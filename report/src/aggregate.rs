@@ -1482,11 +1482,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                     if let Some(t) = &options.tids {
                         filtered |= !t.contains(&th.tid);
                     }
-                    let dso_name = loc.map.map(|m| {
-                        *dso_names.entry(m.dso).or_insert_with(|| {
-                            strings.intern(&machine.dsos.get(m.dso).short_name).0
-                        })
-                    });
+                    let dso_name = dso_name_id(&mut dso_names, &mut strings, &machine, loc.map);
                     if let Some(d) = &options.dsos {
                         filtered |= !loc.map.is_some_and(|m| {
                             let dso = machine.dsos.get(m.dso);
@@ -1528,11 +1524,8 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                 cycles: ((w(2) >> 4) & 0xffff) as u16,
                             };
                             let mut dso_id = |m: Option<Map>| -> u32 {
-                                m.map_or(0, |m| {
-                                    *dso_names.entry(m.dso).or_insert_with(|| {
-                                        strings.intern(&machine.dsos.get(m.dso).short_name).0
-                                    }) + 1
-                                })
+                                dso_name_id(&mut dso_names, &mut strings, &machine, m)
+                                    .map_or(0, |n| n + 1)
                             };
                             let mut key = Key::default();
                             for k in &options.sort {
@@ -1850,11 +1843,9 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                 } else {
                                     (None, None)
                                 };
-                                let fdso = f.map.map_or(0, |m| {
-                                    *dso_names.entry(m.dso).or_insert_with(|| {
-                                        strings.intern(&machine.dsos.get(m.dso).short_name).0
-                                    }) + 1
-                                });
+                                let fdso =
+                                    dso_name_id(&mut dso_names, &mut strings, &machine, f.map)
+                                        .map_or(0, |n| n + 1);
                                 let mut ck = Key::default();
                                 for k in &options.sort {
                                     match k {
@@ -2018,6 +2009,22 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
         sort_entries(&mut data, i);
     }
     data
+}
+
+/// The interned short name of `map`'s DSO, remembered per DSO (the `dso`
+/// sort key compares names, not DSO objects).
+fn dso_name_id(
+    names: &mut HashMap<DsoId, u32>,
+    strings: &mut Strings,
+    machine: &Machine,
+    map: Option<Map>,
+) -> Option<u32> {
+    let m = map?;
+    Some(
+        *names
+            .entry(m.dso)
+            .or_insert_with(|| strings.intern(&machine.dsos.get(m.dso).short_name).0),
+    )
 }
 
 /// Adds `count` more samples of total `period` to a remembered sample's
