@@ -760,7 +760,6 @@ impl<'f, 'a: 'f> Dumper<'f, 'a> {
                         let mut unknown = 0;
                         self.sample_reads
                             .deliveries(self.file, i, &s, &mut unknown)
-                            .into_iter()
                             .map(|d| Some(d.attr_index))
                             .collect()
                     }

@@ -16,6 +16,23 @@ pub struct Delivery {
     pub period: Option<u64>,
 }
 
+/// Where one sample goes: without counter values (the common case, kept
+/// free of allocation) to its own event, else to each grown counter's.
+pub enum Deliveries {
+    One(Option<Delivery>),
+    Many(std::vec::IntoIter<Delivery>),
+}
+
+impl Iterator for Deliveries {
+    type Item = Delivery;
+    fn next(&mut self) -> Option<Delivery> {
+        match self {
+            Deliveries::One(d) => d.take(),
+            Deliveries::Many(it) => it.next(),
+        }
+    }
+}
+
 /// The last value seen of each counter (by event id), across a walk.
 #[derive(Default)]
 pub struct SampleReads {
@@ -31,15 +48,15 @@ impl SampleReads {
         attr_index: usize,
         s: &Sample<'_>,
         unknown_id: &mut u64,
-    ) -> Vec<Delivery> {
+    ) -> Deliveries {
         let attr = &file.attrs()[attr_index].attr;
         let read = match (&s.read, attr.sample_type & st::READ != 0) {
             (Some(read), true) => read,
             _ => {
-                return vec![Delivery {
+                return Deliveries::One(Some(Delivery {
                     attr_index,
                     period: None,
-                }]
+                }))
             }
         };
         let mut out = Vec::new();
@@ -58,6 +75,6 @@ impl SampleReads {
                 });
             }
         }
-        out
+        Deliveries::Many(out.into_iter())
     }
 }
