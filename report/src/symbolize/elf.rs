@@ -147,12 +147,13 @@ fn symbols_of<Elf: FileHeader<Endian = Endianness>>(
             start &= !1; // Thumb bit
         }
         let size: u64 = sym.st_size(endian).into();
-        out.push(Sym::new(
-            start,
-            size,
-            binding,
-            &String::from_utf8_lossy(raw_name),
-        ));
+        // from_utf8 checks ASCII a word at a time; the lossy conversion
+        // goes byte by byte, which showed in loading large tables.
+        let name = match std::str::from_utf8(raw_name) {
+            Ok(name) => std::borrow::Cow::Borrowed(name),
+            Err(_) => String::from_utf8_lossy(raw_name),
+        };
+        out.push(Sym::new(start, size, binding, &name));
     }
     Ok(out)
 }
