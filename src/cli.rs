@@ -376,6 +376,12 @@ pub struct ReportArgs {
     /// Show record counts per type.
     #[arg(long = "stats")]
     pub stats: bool,
+    /// Show the recorded tasks as a process tree (pid, tid, ppid, comm).
+    #[arg(long = "tasks")]
+    pub tasks: bool,
+    /// Show the recorded tasks with their memory maps.
+    #[arg(long = "mmaps")]
+    pub mmaps: bool,
     /// Dump every record (perf report -D).
     #[arg(short = 'D', long = "dump-raw-trace")]
     pub dump_raw_trace: bool,

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use prec_format::attr::{attr_type, flags as af};
 use prec_format::constants::sample_type as st;
 use prec_format::features::{self, Feature};
-use prec_format::record::{MmapFileId, Record};
+use prec_format::record::Record;
 use prec_format::{Attr, FeatureId, PerfFile, RecordType};
 
 use crate::callchain::{Callchains, ChainFrame, ChainParams, Order};
@@ -1317,24 +1317,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
             }
             Record::Mmap(m) | Record::Mmap2(m) => {
                 replay.invalidate((m.pid as i32 != -1).then_some(m.pid as i32));
-                let (prot, build_id) = match m.file_id {
-                    Some(MmapFileId::BuildId(b)) => (Some(m.prot), Some(b)),
-                    Some(_) => (Some(m.prot), None),
-                    None => (None, None),
-                };
-                machine.mmap(
-                    r.cpumode(),
-                    r.header.misc,
-                    m.pid as i32,
-                    m.tid as i32,
-                    m.addr,
-                    m.len,
-                    m.pgoff,
-                    prot,
-                    m.flags,
-                    m.filename,
-                    build_id,
-                );
+                machine.mmap(r.cpumode(), r.header.misc, &m);
             }
             Record::LostSamples { lost } => {
                 total_lost_samples += lost;

@@ -168,9 +168,28 @@ pub struct Map {
     /// perf's `identity__map_ip`: `map_ip(ip) == ip` (anonymous memory,
     /// heap, stack).
     pub identity: bool,
+    /// `PROT_*` bits, and [`Map::SHARED`] for a `MAP_SHARED` mapping.
+    pub access: u8,
+    /// The file's inode from MMAP2 (0 from MMAP). perf keeps it in the
+    /// DSO's id, one DSO per name and inode.
+    pub ino: u64,
 }
 
 impl Map {
+    /// The [`Map::access`] bit of `MAP_SHARED` mappings.
+    pub const SHARED: u8 = 8;
+
+    /// `r-xp` as in /proc/PID/maps (and perf's `--mmaps`).
+    pub fn access_string(&self) -> String {
+        let bit = |b: u8, c: char| if self.access & b != 0 { c } else { '-' };
+        let shared = if self.access & Map::SHARED != 0 {
+            's'
+        } else {
+            'p'
+        };
+        format!("{}{}{}{shared}", bit(1, 'r'), bit(2, 'w'), bit(4, 'x'))
+    }
+
     /// perf's `map->map_ip`: runtime address → DSO-relative address.
     pub fn map_ip(&self, ip: u64) -> u64 {
         if self.identity {
@@ -271,6 +290,8 @@ mod tests {
             pgoff,
             dso: DsoId(dso),
             identity: false,
+            access: 0,
+            ino: 0,
         }
     }
 

@@ -835,24 +835,7 @@ impl<'f> Session<'f> {
                     self.machine.exit(t.tid as i32);
                 }
                 Record::Mmap(m) | Record::Mmap2(m) => {
-                    let (prot, build_id) = match m.file_id {
-                        Some(MmapFileId::BuildId(b)) => (Some(m.prot), Some(b)),
-                        Some(_) => (Some(m.prot), None),
-                        None => (None, None),
-                    };
-                    self.machine.mmap(
-                        r.cpumode(),
-                        r.header.misc,
-                        m.pid as i32,
-                        m.tid as i32,
-                        m.addr,
-                        m.len,
-                        m.pgoff,
-                        prot,
-                        m.flags,
-                        m.filename,
-                        build_id,
-                    );
+                    self.machine.mmap(r.cpumode(), r.header.misc, &m);
                     if self.opts.show_mmap_events {
                         if let Some(p) = side_prefix(self, m.pid, m.tid) {
                             let name = String::from_utf8_lossy(m.filename);

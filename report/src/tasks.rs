@@ -25,6 +25,7 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use prec_format::constants::misc;
+use prec_format::record::{Mmap, MmapFileId};
 
 use crate::maps::{is_anon_memory, is_no_dso_memory, is_vdso, DsoId, DsoKind, Dsos, Map, Maps};
 
@@ -36,6 +37,8 @@ const MISC_MMAP_DATA: u16 = misc::MMAP_DATA;
 const MAP_HUGETLB: u32 = 0x40000;
 /// `PROT_EXEC`.
 const PROT_EXEC: u32 = 4;
+/// `MAP_SHARED`.
+const MAP_SHARED: u32 = 1;
 
 /// Handle of an interned comm string.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -274,23 +277,24 @@ impl Machine {
         }
     }
 
-    /// MMAP or MMAP2 record. `build_id` is MMAP2's, when it carries one.
-    #[allow(clippy::too_many_arguments)]
-    pub fn mmap(
-        &mut self,
-        cpumode: u16,
-        misc_bits: u16,
-        pid: i32,
-        tid: i32,
-        start: u64,
-        len: u64,
-        pgoff: u64,
-        prot: Option<u32>,
-        flags: u32,
-        filename: &[u8],
-        build_id: Option<&[u8]>,
-    ) {
-        let name = String::from_utf8_lossy(filename);
+    /// MMAP or MMAP2 record, with the record header's cpumode and misc bits.
+    pub fn mmap(&mut self, cpumode: u16, misc_bits: u16, record: &Mmap<'_>) {
+        let (pid, tid, start, len, pgoff) = (
+            record.pid as i32,
+            record.tid as i32,
+            record.addr,
+            record.len,
+            record.pgoff,
+        );
+        // MMAP (not MMAP2) records carry no protection: perf takes them as
+        // executable unless flagged as data.
+        let (prot, build_id, ino) = match record.file_id {
+            Some(MmapFileId::BuildId(b)) => (Some(record.prot), Some(b), 0),
+            Some(MmapFileId::Inode { ino, .. }) => (Some(record.prot), None, ino),
+            None => (None, None, 0),
+        };
+        let flags = record.flags;
+        let name = String::from_utf8_lossy(record.filename);
         if cpumode == misc::KERNEL || cpumode == misc::GUEST_KERNEL {
             self.kernel_mmap(&name, start, len, pgoff, build_id);
             return;
@@ -325,6 +329,13 @@ impl Machine {
             pgoff,
             dso,
             identity: anon || no_dso,
+            access: (prot & 7) as u8
+                | if flags & MAP_SHARED != 0 {
+                    Map::SHARED
+                } else {
+                    0
+                },
+            ino,
         };
         let maps = self.thread(id).maps;
         self.maps[maps.0 as usize].insert(map);
@@ -350,6 +361,8 @@ impl Machine {
                 pgoff: 0,
                 dso,
                 identity: false,
+                access: 0,
+                ino: 0,
             });
         } else if is_kernel {
             let dso = self.dsos.findnew("[kernel.kallsyms]", DsoKind::Kernel);
@@ -377,6 +390,8 @@ impl Machine {
                 pgoff: 0,
                 dso,
                 identity: true,
+                access: 0,
+                ino: 0,
             });
             self.has_kernel_map = true;
             // A zero pgoff means addresses were hidden when recording.
@@ -460,6 +475,125 @@ impl Machine {
     }
 }
 
+/// `perf report --tasks` (`--mmaps` with `with_maps`): every thread of the
+/// recording as a process tree, `pid tid ppid |comm` indented by depth,
+/// each followed by its process's maps when asked. The order is perf
+/// 6.1's: its thread table (tid modulo 256, then tid), each thread placed
+/// under its parent the first time the parent's chain is walked. Returns
+/// the error that stopped the reading, if any (the tasks read before it
+/// are printed).
+pub fn print_tasks(
+    file: &prec_format::PerfFile<'_>,
+    out: &mut dyn std::io::Write,
+    with_maps: bool,
+) -> std::io::Result<Option<prec_format::Error>> {
+    use prec_format::record::Record;
+    let mut machine = Machine::new();
+    let mut error = None;
+    for r in file.ordered_records() {
+        let r = match r {
+            Ok(r) => r,
+            Err(e) => {
+                error = Some(e);
+                break;
+            }
+        };
+        if !r.header.kind.is_kernel() {
+            continue;
+        }
+        let attr = file.attr_index(&r).map(|i| &file.attrs()[i].attr);
+        match r.parse(attr) {
+            Ok(Record::Comm { pid, tid, comm, .. }) => machine.comm(pid as i32, tid as i32, comm),
+            Ok(Record::Fork(t)) => machine.fork(
+                t.pid as i32,
+                t.tid as i32,
+                t.ppid as i32,
+                t.ptid as i32,
+                r.header.misc,
+            ),
+            Ok(Record::Exit(t)) => machine.exit(t.tid as i32),
+            // perf's tasks mode reads only these (tasks_setup): a thread
+            // known from samples alone is not listed, and one known from
+            // its maps only with --mmaps.
+            Ok(Record::Mmap(m) | Record::Mmap2(m)) if with_maps => {
+                machine.mmap(r.cpumode(), r.header.misc, &m)
+            }
+            _ => {}
+        }
+    }
+    machine.write_tasks(out, with_maps)?;
+    Ok(error)
+}
+
+impl Machine {
+    fn write_tasks(&self, out: &mut dyn std::io::Write, with_maps: bool) -> std::io::Result<()> {
+        let mut table: Vec<ThreadId> = self.by_tid.values().copied().collect();
+        table.sort_by_key(|&id| {
+            let tid = self.thread(id).tid;
+            ((tid as u32) % 256, tid)
+        });
+        let mut children: HashMap<ThreadId, Vec<ThreadId>> = HashMap::default();
+        let mut listed: std::collections::HashSet<ThreadId> = Default::default();
+        let mut roots = Vec::new();
+        for &id in &table {
+            // perf's tasks_list: link each thread under its parent, up the
+            // chain until a listed thread or a root.
+            let mut task = id;
+            loop {
+                if !listed.insert(task) {
+                    break;
+                }
+                let ppid = self.thread(task).ppid;
+                match self.find(ppid).filter(|_| ppid != -1) {
+                    Some(parent) => {
+                        children.entry(parent).or_default().push(task);
+                        task = parent;
+                    }
+                    None => {
+                        roots.push(task);
+                        break;
+                    }
+                }
+            }
+        }
+        writeln!(out, "# {:>8} {:>8} {:>8}  {}", "pid", "tid", "ppid", "comm")?;
+        let mut stack: Vec<(ThreadId, usize)> = roots.iter().rev().map(|&r| (r, 0)).collect();
+        while let Some((id, level)) = stack.pop() {
+            let t = self.thread(id);
+            writeln!(
+                out,
+                "  {:>8} {:>8} {:>8} |{:level$}{}",
+                t.pid,
+                t.tid,
+                t.ppid,
+                "",
+                self.comms.get(t.comm)
+            )?;
+            if with_maps {
+                let indent = 30 + level + 2;
+                for m in self.maps[t.maps.0 as usize].iter() {
+                    let dso = self.dsos.get(m.dso);
+                    writeln!(
+                        out,
+                        "{:indent$}{:x}-{:x} {} {:08x} {} {}",
+                        "",
+                        m.start,
+                        m.end,
+                        m.access_string(),
+                        m.pgoff,
+                        m.ino,
+                        dso.long_name
+                    )?;
+                }
+            }
+            if let Some(kids) = children.get(&id) {
+                stack.extend(kids.iter().rev().map(|&k| (k, level + 1)));
+            }
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -468,19 +602,18 @@ mod tests {
     fn fork_copies_maps_and_comm() {
         let mut m = Machine::new();
         m.comm(10, 10, b"sh");
-        m.mmap(
-            misc::USER,
-            misc::USER,
-            10,
-            10,
-            0x1000,
-            0x1000,
-            0,
-            None,
-            0,
-            b"/bin/sh",
-            None,
-        );
+        let sh = Mmap {
+            pid: 10,
+            tid: 10,
+            addr: 0x1000,
+            len: 0x1000,
+            pgoff: 0,
+            file_id: None,
+            prot: 0,
+            flags: 0,
+            filename: b"/bin/sh",
+        };
+        m.mmap(misc::USER, misc::USER, &sh);
         m.fork(11, 11, 10, 10, 0);
         let loc = m.resolve(11, 11, misc::USER, 0x1800);
         assert_eq!(m.comms.get(loc.comm), "sh");

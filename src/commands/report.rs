@@ -216,7 +216,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         mapped.release_prefix(offset)
     }));
     let file = input.parse()?;
-    if args.dump_raw_trace || args.stats {
+    if args.dump_raw_trace || args.stats || args.tasks || args.mmaps {
         return dump_or_stats(&args, &input, &file);
     }
     if args.header_only {
@@ -298,8 +298,9 @@ fn write_header(
     Ok(())
 }
 
-/// `-D` / `--stats`: dumps records or counts them like perf; a data error
-/// stops with the records before it printed and a non-zero exit.
+/// `-D` / `--stats` / `--tasks`: dumps records, counts them or lists the
+/// tasks like perf; a data error stops with what was read before it printed
+/// and a non-zero exit.
 fn dump_or_stats(
     args: &ReportArgs,
     input: &Input,
@@ -309,8 +310,10 @@ fn dump_or_stats(
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let err = if args.dump_raw_trace {
         prec_report::dump::dump_raw_trace(file, &input.name, &mut out)?
-    } else {
+    } else if args.stats {
         prec_report::stats::print_stats(file, &mut out)?
+    } else {
+        prec_report::tasks::print_tasks(file, &mut out, args.mmaps)?
     };
     out.flush()?;
     match err {
