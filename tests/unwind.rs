@@ -28,7 +28,7 @@ use std::process::Stdio;
 
 use common::*;
 use prec_format::constants::misc;
-use prec_format::record::{MmapFileId, Record};
+use prec_format::record::{Mmap, Record};
 use prec_format::sample::{Regs, StackUser};
 use prec_format::{Endian, PerfFile, U64Slice};
 use prec_report::symbolize::{Symbolizer, SymbolizerOptions};
@@ -73,24 +73,7 @@ fn unwind_file(path: &Path) -> (Vec<Unwound>, UnwindStats) {
             ),
             Record::Exit(t) => machine.exit(t.tid as i32),
             Record::Mmap(m) | Record::Mmap2(m) => {
-                let (prot, build_id) = match m.file_id {
-                    Some(MmapFileId::BuildId(b)) => (Some(m.prot), Some(b)),
-                    Some(_) => (Some(m.prot), None),
-                    None => (None, None),
-                };
-                machine.mmap(
-                    r.cpumode(),
-                    r.header.misc,
-                    m.pid as i32,
-                    m.tid as i32,
-                    m.addr,
-                    m.len,
-                    m.pgoff,
-                    prot,
-                    m.flags,
-                    m.filename,
-                    build_id,
-                );
+                machine.mmap(r.cpumode(), r.header.misc, &m);
             }
             Record::Sample(s) => {
                 let (Some(regs), Some(stack)) = (&s.regs_user, &s.stack_user) else {
@@ -539,19 +522,18 @@ fn bad_input_is_counted_not_fatal() {
     let exe_s = exe.to_string_lossy().to_string();
     let mut machine = Machine::new();
     machine.comm(100, 100, b"victim");
-    machine.mmap(
-        misc::USER,
-        0,
-        100,
-        100,
-        0x5555_0000_0000,
-        0x100_0000,
-        0,
-        None,
-        0,
-        exe_s.as_bytes(),
-        None,
-    );
+    let exe_map = Mmap {
+        pid: 100,
+        tid: 100,
+        addr: 0x5555_0000_0000,
+        len: 0x100_0000,
+        pgoff: 0,
+        file_id: None,
+        prot: 0,
+        flags: 0,
+        filename: exe_s.as_bytes(),
+    };
+    machine.mmap(misc::USER, 0, &exe_map);
     let mut sym = Symbolizer::new(SymbolizerOptions::default());
     let mut u = DwarfUnwinder::new();
     let mask = 0xff0fff_u64; // perf's dwarf register mask

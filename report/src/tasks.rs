@@ -556,7 +556,7 @@ impl Machine {
                 }
             }
         }
-        writeln!(out, "# {:>8} {:>8} {:>8}  {}", "pid", "tid", "ppid", "comm")?;
+        writeln!(out, "# {:>8} {:>8} {:>8}  comm", "pid", "tid", "ppid")?;
         let mut stack: Vec<(ThreadId, usize)> = roots.iter().rev().map(|&r| (r, 0)).collect();
         while let Some((id, level)) = stack.pop() {
             let t = self.thread(id);
