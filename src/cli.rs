@@ -272,7 +272,8 @@ pub struct RecordArgs {
 pub struct ReportArgs {
     #[command(flatten)]
     pub data: PerfDataArgs,
-    /// Sort by key(s): comm, pid, tid, dso, sym, symoff, srcline, srcfile, cpu, parent.
+    /// Sort by key(s): comm, pid, tid, dso, sym, symoff, srcline, srcfile, cpu, socket,
+    /// parent, time, trace (branch mode: dso_from, dso_to, symbol_from, symbol_to, cycles).
     #[arg(short = 's', long = "sort")]
     pub sort: Option<String>,
     /// Output fields (overhead, sample, period, plus sort keys).
@@ -364,6 +365,12 @@ pub struct ReportArgs {
     /// Time window: START,STOP in seconds (perf's --time).
     #[arg(long = "time")]
     pub time: Option<String>,
+    /// Bucket size of `--sort time` (default 100ms; units s, ms, us, ns).
+    #[arg(long = "time-quantum")]
+    pub time_quantum: Option<String>,
+    /// Show times with nanoseconds (`--sort time`).
+    #[arg(long = "ns")]
+    pub ns: bool,
     /// Show the perf.data header before the report.
     #[arg(long = "header")]
     pub header: bool,

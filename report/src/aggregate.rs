@@ -59,6 +59,8 @@ pub enum SortKey {
     /// A tracepoint's trace output (perf's default key when every event
     /// is a tracepoint).
     Trace,
+    /// The sample's time, rounded down to `--time-quantum`.
+    Time,
 }
 
 impl SortKey {
@@ -82,6 +84,7 @@ impl SortKey {
             "symbol_to" => SortKey::SymTo,
             "cycles" => SortKey::Cycles,
             "trace" => SortKey::Trace,
+            "time" => SortKey::Time,
             _ => return None,
         })
     }
@@ -104,6 +107,7 @@ impl SortKey {
             SortKey::SymTo => "Target Symbol",
             SortKey::Cycles => "Basic Block Cycles",
             SortKey::Trace => "Trace output",
+            SortKey::Time => "Time",
         }
     }
 
@@ -187,6 +191,11 @@ pub struct Options {
     pub time: Option<(Option<u64>, Option<u64>)>,
     /// The `--time` argument as given (perf prints it in the Samples line).
     pub time_str: Option<String>,
+    /// `--sort time` buckets, in ns (`--time-quantum`; perf's default is
+    /// 100 ms).
+    pub time_quantum: u64,
+    /// `--ns`: times with nanoseconds.
+    pub nanosecs: bool,
     /// `--group`: show the events as one group even without GROUP_DESC.
     pub group: bool,
     /// `--no-group`: show the events of recorded groups separately.
@@ -236,6 +245,8 @@ impl Default for Options {
             cpus: None,
             time: None,
             time_str: None,
+            time_quantum: 100_000_000,
+            nanosecs: false,
             group: false,
             no_group: false,
             symfs: None,
@@ -389,6 +400,7 @@ struct Key {
     to_addr: u64,
     cycles: u16,
     trace: u32,
+    time: u64,
 }
 
 /// One end of a branch (perf's `addr_map_symbol`).
@@ -435,6 +447,8 @@ pub struct Entry {
     pub srcfile: Option<StrId>,
     /// `--sort trace`: the tracepoint's trace output.
     pub trace: Option<StrId>,
+    /// `--sort time`: the sample's time bucket (ns).
+    pub time: u64,
     pub cpu: u32,
     /// The CPU's socket id (-1: unknown).
     pub socket: i32,
@@ -467,6 +481,7 @@ impl Entry {
             srcline: None,
             srcfile: None,
             trace: None,
+            time: 0,
             cpu: 0,
             socket: 0,
             parent: None,
@@ -1247,7 +1262,8 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
     // Branch entries are per branch-stack entry: not replayed.
     // A tracepoint's trace output depends on its raw data, which the raw
     // key does not hold.
-    let replay_on = !options.branch_mode && !want(SortKey::Trace);
+    // Nor is a sample's time.
+    let replay_on = !options.branch_mode && !want(SortKey::Trace) && !want(SortKey::Time);
     let tracepoints = if want(SortKey::Trace) {
         crate::tracepoint::from_file(file)
     } else {
@@ -1353,6 +1369,11 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                         }
                     }
                     let cpu = s.cpu.unwrap_or(u32::MAX);
+                    // perf's hist_time.
+                    let time_bucket = {
+                        let t = s.time.unwrap_or(0);
+                        t - t % options.time_quantum.max(1)
+                    };
                     let socket = sockets.get(cpu as usize).copied().unwrap_or(-1);
                     if let Some(cpus) = &options.cpus {
                         if !cpus.contains(&cpu) {
@@ -1541,6 +1562,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                     SortKey::Cycles => key.cycles = bi.cycles,
                                     SortKey::Cpu => key.cpu = cpu,
                                     SortKey::Socket => key.socket = socket,
+                                    SortKey::Time => key.time = time_bucket,
                                     SortKey::Srcline
                                     | SortKey::Srcfile
                                     | SortKey::Parent
@@ -1559,6 +1581,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                     addr: to.addr,
                                     sym: to.sym,
                                     cpu,
+                                    time: time_bucket,
                                     socket,
                                     filtered,
                                     branch: Some(Box::new(bi)),
@@ -1601,6 +1624,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                             }
                             SortKey::Cpu => key.cpu = cpu,
                             SortKey::Socket => key.socket = socket,
+                            SortKey::Time => key.time = time_bucket,
                             SortKey::Srcline | SortKey::Srcfile => {}
                             SortKey::Trace => key.trace = trace.map_or(0, |t| t.0 + 1),
                             SortKey::Parent => key.parent = parent.map_or(0, |p| p.0 + 1),
@@ -1640,6 +1664,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                             srcfile: src.1,
                             trace,
                             cpu,
+                            time: time_bucket,
                             socket,
                             parent,
                             filtered,
@@ -1849,6 +1874,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                         }
                                         SortKey::Cpu => ck.cpu = cpu,
                                         SortKey::Socket => ck.socket = socket,
+                                        SortKey::Time => ck.time = time_bucket,
                                         SortKey::Parent => {
                                             ck.parent = parent.map_or(0, |p| p.0 + 1)
                                         }
@@ -1862,9 +1888,12 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                         _ => {}
                                     }
                                 }
-                                // perf's he_tmp lacks the socket: with a
-                                // socket key, only socket 0 entries match.
-                                let no_dedup = socket != 0 && want(SortKey::Socket);
+                                // perf's he_tmp lacks the socket and the
+                                // time: with those keys only socket 0 / time
+                                // 0 entries match, and the others add each
+                                // frame's period again.
+                                let no_dedup = (socket != 0 && want(SortKey::Socket))
+                                    || (time_bucket != 0 && want(SortKey::Time));
                                 if !no_dedup && he_cache.contains(&ck) {
                                     continue;
                                 }
@@ -1881,6 +1910,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                         srcfile: csrc.1,
                                         trace,
                                         cpu,
+                                        time: time_bucket,
                                         socket,
                                         parent,
                                         filtered,
@@ -2220,6 +2250,7 @@ fn sort_entries(data: &mut ReportData, hi: usize) {
                 b.trace.map_or("", |t| d.strings.get(t)),
             ),
             SortKey::Cpu => (a.cpu as i32).cmp(&(b.cpu as i32)),
+            SortKey::Time => a.time.cmp(&b.time),
             SortKey::Socket => a.socket.cmp(&b.socket),
             SortKey::Parent => null_last(a.parent, b.parent, |x, y| {
                 scmp(d.strings.get(x), d.strings.get(y))

@@ -56,6 +56,8 @@ struct Widths {
     sym_from: usize,
     sym_to: usize,
     trace: usize,
+    /// HISTC_TIME: fixed, 12 (16 with `--ns`).
+    time: usize,
 }
 
 /// perf's `sort__setup_elide`: a key filtered to exactly one value
@@ -241,6 +243,7 @@ fn calc_widths(data: &ReportData, h: &Hists) -> Widths {
         dso_to: 0,
         sym_from: 0,
         sym_to: 0,
+        time: if data.options.nanosecs { 16 } else { 12 },
         trace: 0,
     };
     let keys = &data.options.sort;
@@ -335,6 +338,7 @@ fn key_width(k: SortKey, w: &Widths) -> usize {
         SortKey::SymTo => w.sym_to,
         SortKey::Cycles => 0,
         SortKey::Trace => w.trace,
+        SortKey::Time => w.time,
     };
     v.max(k.header().len())
 }
@@ -350,6 +354,16 @@ fn pad(s: &str, width: usize) -> String {
 
 fn key_value(data: &ReportData, e: &Entry, k: SortKey, width: usize) -> String {
     match k {
+        // perf's timestamp__scnprintf_usec/_nsec.
+        SortKey::Time => {
+            let (secs, ns) = (e.time / 1_000_000_000, e.time % 1_000_000_000);
+            let text = if data.options.nanosecs {
+                format!("{secs}.{ns:09}")
+            } else {
+                format!("{secs}.{:06}", ns / 1000)
+            };
+            pad(&text, width)
+        }
         // perf's `%-.*s`: cut to the width, never padded.
         SortKey::Trace => e
             .trace

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 
 use prec_report::aggregate::{self, Options};
 use prec_report::output;
@@ -173,6 +173,10 @@ fn options(args: &ReportArgs) -> Result<Options> {
         o.time = Some(aggregate::parse_time(t).map_err(anyhow::Error::msg)?);
         o.time_str = Some(t.clone());
     }
+    if let Some(q) = &args.time_quantum {
+        o.time_quantum = parse_time_quantum(q)?;
+    }
+    o.nanosecs = args.ns;
     o.group = args.group;
     o.no_group = args.no_group;
     o.symfs = args.data.symfs.clone();
@@ -205,6 +209,30 @@ fn last_position(options: &[&str]) -> Option<usize> {
     };
     let args: Vec<String> = std::env::args().collect();
     (1..args.len()).rev().find(|&i| spells(&args[i]))
+}
+
+/// perf's `--time-quantum`: a number of ns, or with a unit (`s`, `ms`,
+/// `us`, `ns`).
+fn parse_time_quantum(arg: &str) -> Result<u64> {
+    let text = arg.trim();
+    let digits = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(digits);
+    let scale = match unit.trim() {
+        "" | "ns" => 1,
+        "us" => 1_000,
+        "ms" => 1_000_000,
+        "s" => 1_000_000_000,
+        _ => bail!("Cannot parse time quantum `{arg}'"),
+    };
+    let value: u64 = number
+        .parse()
+        .map_err(|_| anyhow::anyhow!("Cannot parse time quantum `{arg}'"))?;
+    if value == 0 {
+        bail!("time quantum cannot be 0");
+    }
+    Ok(value.saturating_mul(scale))
 }
 
 pub fn run(args: ReportArgs) -> Result<ExitCode> {
