@@ -41,8 +41,11 @@ pub struct PerfDataArgs {
     #[arg(long = "kallsyms")]
     pub kallsyms: Option<PathBuf>,
     /// Do not demangle symbol names.
-    #[arg(long = "no-demangle")]
+    #[arg(long = "no-demangle", overrides_with = "demangle")]
     pub no_demangle: bool,
+    /// Demangle symbol names (the default).
+    #[arg(long = "demangle", overrides_with = "no_demangle")]
+    pub demangle: bool,
     /// Don't complain about files owned by other users (accepted for perf compatibility).
     #[arg(short = 'f', long = "force")]
     pub force: bool,
@@ -359,6 +362,13 @@ pub struct ReportArgs {
     /// Only consider these symbols.
     #[arg(short = 'S', long = "symbols")]
     pub symbols: Option<String>,
+    /// Only show entries whose symbol contains this text (also given as
+    /// the one positional argument, like perf).
+    #[arg(long = "symbol-filter")]
+    pub symbol_filter: Option<String>,
+    /// The symbol filter, as perf takes a lone extra argument.
+    #[arg(value_name = "SYMBOL_FILTER")]
+    pub symbol_filter_arg: Option<String>,
     /// Only consider samples on these CPUs.
     #[arg(short = 'C', long = "cpu")]
     pub cpu: Option<String>,
@@ -401,6 +411,14 @@ pub struct ReportArgs {
     /// Plain text output (the only output; accepted for perf compatibility).
     #[arg(long = "stdio")]
     pub stdio: bool,
+    /// Colors of the --stdio output (prec prints none; accepted for perf
+    /// compatibility).
+    #[arg(long = "stdio-color", num_args = 0..=1, default_missing_value = "always",
+          value_parser = ["always", "never", "auto"])]
+    pub stdio_color: Option<String>,
+    /// Do not load vmlinux (prec takes kernel symbols from kallsyms only).
+    #[arg(long = "ignore-vmlinux")]
+    pub ignore_vmlinux: bool,
     /// More messages.
     #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count)]
     pub verbose: u8,

@@ -251,6 +251,29 @@ fn filter_options_match_perf() {
             &["--percentage", "absolute", "--comms", "worker-a"],
             &["--hide-unresolved"],
             &["-U", "--sort", "dso,sym"],
+            // perf 6.1 filters by symbol only when it collapses (a comm
+            // key), and only the first event; the header keeps its count.
+            &["--symbol-filter", "main"],
+            &["--symbol-filter", "a", "--sort", "comm,sym", "-n"],
+            &["--symbol-filter", "main", "--sort", "dso,sym"],
+            &["hot"],
+        ],
+    );
+}
+
+/// `--sort time`: 100 ms buckets by default, `--time-quantum`, `--ns`.
+#[test]
+fn time_key_matches_perf() {
+    if !require_perf() {
+        return;
+    }
+    check(
+        &files(),
+        &[
+            &["--sort", "time"],
+            &["--sort", "time,comm", "--ns"],
+            &["--sort", "comm,time", "--time-quantum", "1s", "-n"],
+            &["--sort", "time", "--no-children", "--time-quantum", "10ms"],
         ],
     );
 }

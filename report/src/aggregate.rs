@@ -186,6 +186,8 @@ pub struct Options {
     pub tids: Option<Vec<i32>>,
     pub dsos: Option<Vec<String>>,
     pub symbols: Option<Vec<String>>,
+    /// `--symbol-filter`: only show entries whose symbol name contains it.
+    pub symbol_filter: Option<String>,
     pub cpus: Option<Vec<u32>>,
     /// Time window in ns (inclusive), either side open.
     pub time: Option<(Option<u64>, Option<u64>)>,
@@ -242,6 +244,7 @@ impl Default for Options {
             tids: None,
             dsos: None,
             symbols: None,
+            symbol_filter: None,
             cpus: None,
             time: None,
             time_str: None,
@@ -456,6 +459,9 @@ pub struct Entry {
     pub parent: Option<StrId>,
     /// Filtered out by --comms/--pids/--tids/--dsos/--symbols.
     pub filtered: bool,
+    /// Hidden by `--symbol-filter` (after aggregation: its samples still
+    /// count in the header, as in perf).
+    pub symbol_filtered: bool,
     /// Call-graph mode: children period and call tree.
     pub cg: Option<Box<EntryCg>>,
     /// Branch mode: the branch of this entry (boxed: most reports have
@@ -486,6 +492,7 @@ impl Entry {
             socket: 0,
             parent: None,
             filtered: false,
+            symbol_filtered: false,
             cg: None,
             branch: None,
         }
@@ -2013,6 +2020,21 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
         callgraph,
         thread_values,
     };
+    // perf 6.1 applies the symbol filter while collapsing the first
+    // event's entries, and collapses only when a key needs it (comm).
+    let collapses = data.options.sort.contains(&SortKey::Comm);
+    if let (Some(filter), true) = (data.options.symbol_filter.clone(), collapses) {
+        if let Some(h) = data.hists.first_mut() {
+            for e in &mut h.entries {
+                let matches = e.sym.is_some_and(|id| {
+                    data.strings
+                        .get(data.syms[id.0 as usize].name)
+                        .contains(filter.as_str())
+                });
+                e.symbol_filtered = !matches;
+            }
+        }
+    }
     if let Some(groups) = data.groups.clone() {
         for g in &groups {
             link_group(&mut data, g);

@@ -222,7 +222,7 @@ impl<'a> SharedPrefixes<'a> {
 }
 
 fn visible(e: &Entry) -> bool {
-    !e.filtered
+    !e.filtered && !e.symbol_filtered
 }
 
 fn sym_name<'a>(data: &'a ReportData, e: &Entry) -> Option<&'a str> {
@@ -354,7 +354,8 @@ fn pad(s: &str, width: usize) -> String {
 
 fn key_value(data: &ReportData, e: &Entry, k: SortKey, width: usize) -> String {
     match k {
-        // perf's timestamp__scnprintf_usec/_nsec.
+        // perf's timestamp__scnprintf_usec/_nsec, `%-.*s` (the caller pads
+        // it when another column follows).
         SortKey::Time => {
             let (secs, ns) = (e.time / 1_000_000_000, e.time % 1_000_000_000);
             let text = if data.options.nanosecs {
@@ -362,7 +363,7 @@ fn key_value(data: &ReportData, e: &Entry, k: SortKey, width: usize) -> String {
             } else {
                 format!("{secs}.{:06}", ns / 1000)
             };
-            pad(&text, width)
+            text.chars().take(width).collect()
         }
         // perf's `%-.*s`: cut to the width, never padded.
         SortKey::Trace => e
@@ -524,10 +525,12 @@ fn write_hists(
         total += data.hists[m].total_period;
     }
     if relative {
+        // perf 6.1 does not take --symbol-filter's entries out of
+        // nr_non_filtered_samples.
         nr_samples = h
             .entries
             .iter()
-            .filter(|e| visible(e))
+            .filter(|e| !e.filtered)
             .map(|e| e.nr_samples)
             .sum();
         total = totals.iter().sum();
@@ -668,6 +671,7 @@ fn write_hists(
                                 | SortKey::Srcline
                                 | SortKey::Srcfile
                                 | SortKey::Trace
+                                | SortKey::Time
                         )
                     {
                         line.push_str(&format!("{v:<cw$}"));

@@ -177,6 +177,10 @@ fn options(args: &ReportArgs) -> Result<Options> {
         o.time_quantum = parse_time_quantum(q)?;
     }
     o.nanosecs = args.ns;
+    o.symbol_filter = args
+        .symbol_filter_arg
+        .clone()
+        .or_else(|| args.symbol_filter.clone());
     o.group = args.group;
     o.no_group = args.no_group;
     o.symfs = args.data.symfs.clone();
