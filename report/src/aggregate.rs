@@ -952,15 +952,22 @@ impl Resolver {
         }
         let dso = machine.dsos.get(map.dso);
         let mut loc = None;
-        let mut addr2line_found = false;
+        let mut addr2line_file = None;
+        // perf's map__rip_2objdump: an ET_EXEC's addresses are shown as
+        // linked (`gcc[40ef39]`), others as file offsets.
+        let mut objdump_addr = addr;
         if matches!(dso.kind, DsoKind::User) && !dso.long_name.starts_with('[') {
             if let Some(Some(bin)) = self.binaries.get(&map.dso).copied() {
                 let elf = self
                     .symbolizer
                     .to_elf_address(bin, map.start, map.pgoff, ip);
+                if self.symbolizer.is_executable(bin) {
+                    objdump_addr = elf;
+                }
                 loc = self.symbolizer.source_location(bin, elf);
-                addr2line_found =
-                    loc.is_none() && self.symbolizer.addr2line_finds_function(bin, elf);
+                if loc.is_none() {
+                    addr2line_file = self.symbolizer.addr2line_function_file(bin, elf);
+                }
             }
         }
         let r = match loc {
@@ -973,9 +980,23 @@ impl Resolver {
                 Some(strings.intern(l.basename())),
             ),
             // perf runs addr2line on a binary it found; without line
-            // information, addr2line's `??:?` (a function was found) shows
-            // as `??:0`, and its `??:0` means failure.
-            None if addr2line_found => (Some(strings.intern("??:0")), None),
+            // information, addr2line's `FILE:?` (a function was found)
+            // shows as `FILE:0` (`??:0` without a file symbol), and its
+            // `??:0` means failure.
+            None if addr2line_file.is_some() => match addr2line_file.flatten() {
+                Some(file) => {
+                    let shown = if self.full_source_path {
+                        file.as_str()
+                    } else {
+                        file.rsplit('/').next().unwrap_or(&file)
+                    };
+                    // An empty file name is perf's empty srcfile, the same
+                    // as none.
+                    let srcfile = (!shown.is_empty()).then(|| strings.intern(shown));
+                    (Some(strings.intern(&format!("{shown}:0"))), srcfile)
+                }
+                None => (Some(strings.intern("??:0")), None),
+            },
             None => {
                 let s = match sym {
                     Some(id) => {
@@ -983,7 +1004,7 @@ impl Resolver {
                         let name = strings.get(sy.name).to_string();
                         format!("{name}+{}", addr.wrapping_sub(sy.start))
                     }
-                    None => format!("{}[{addr:x}]", dso.short_name),
+                    None => format!("{}[{objdump_addr:x}]", dso.short_name),
                 };
                 (Some(strings.intern(&s)), None)
             }

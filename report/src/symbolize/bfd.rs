@@ -5,8 +5,10 @@
 //! `addr2line -e DSO`. Without DWARF lines for the address, addr2line
 //! (binutils 2.40) still reports success when BFD's `elf_find_function`
 //! finds a function-like symbol at or before the address in the section
-//! holding it: it prints `??:?`, which perf parses as file `??`, line 0 and
-//! shows as `??:0`. Otherwise it prints the literal `??:0`, which perf
+//! holding it: it prints `FILE:?` with the file of the `STT_FILE` symbol
+//! before the function (`crtstuff.c:?`, `:?` for an empty name, `??:?`
+//! without one), which perf shows as `FILE:0`. Otherwise it prints the
+//! literal `??:0`, which perf
 //! takes as a failure and replaces with `sym+offset` or `dso[addr]`. So in a
 //! stripped binary (only `.dynsym`), addresses before the first exported
 //! function of `.text` show as `ls[c0de]`, later ones as `??:0`.
@@ -16,9 +18,19 @@ use object::read::elf::{FileHeader, SectionHeader, Sym as ElfSym};
 use object::{Endianness, FileKind};
 
 /// Per allocated section, in section-header order: its address range and
-/// the lowest value of a function-like symbol in it.
+/// its function-like symbols as BFD's `elf_find_function` sees them.
 #[derive(Debug, Default)]
-pub(crate) struct FunctionStarts(Vec<(u64, u64, Option<u64>)>);
+pub(crate) struct FunctionStarts(Vec<SectionFunctions>);
+
+#[derive(Debug, Default)]
+struct SectionFunctions {
+    start: u64,
+    end: u64,
+    /// (value, file) sorted by value; of equal values the first in
+    /// symbol-table order (BFD keeps a later one only when it is higher).
+    /// `file` is the file name addr2line prints for the function.
+    functions: Vec<(u64, Option<Box<str>>)>,
+}
 
 impl FunctionStarts {
     /// Reads `data` (an ELF file); empty when it cannot be parsed.
@@ -31,17 +43,34 @@ impl FunctionStarts {
         FunctionStarts(sections.unwrap_or_default())
     }
 
-    /// Whether addr2line finds a function for `addr` (an ELF virtual
-    /// address): BFD looks in the first allocated section containing it.
+    /// What addr2line answers for `addr` (an ELF virtual address) without
+    /// line information: `None` when it finds no function (it prints
+    /// `??:0`, a failure for perf); else the file it names, from the
+    /// `STT_FILE` symbol before the function in the symbol table (`None`,
+    /// printed `??`, when there is none or the function is global and
+    /// follows a later file symbol). BFD looks in the first allocated
+    /// section containing the address.
+    pub fn function_file(&self, addr: u64) -> Option<Option<&str>> {
+        let section = self.0.iter().find(|s| addr >= s.start && addr < s.end)?;
+        let i = section
+            .functions
+            .partition_point(|&(value, _)| value <= addr);
+        // The lowest index of the last value at or below addr.
+        let last = i.checked_sub(1)?;
+        let value = section.functions[last].0;
+        let first = section.functions[..=last].partition_point(|&(v, _)| v < value);
+        Some(section.functions[first].1.as_deref())
+    }
+
+    /// Whether addr2line finds a function for `addr` (see
+    /// [`Self::function_file`]).
+    #[cfg(test)]
     pub fn finds_function(&self, addr: u64) -> bool {
-        self.0
-            .iter()
-            .find(|&&(start, end, _)| addr >= start && addr < end)
-            .is_some_and(|&(_, _, low)| low.is_some_and(|low| low <= addr))
+        self.function_file(addr).is_some()
     }
 }
 
-fn of<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Option<Vec<(u64, u64, Option<u64>)>> {
+fn of<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Option<Vec<SectionFunctions>> {
     let header = Elf::parse(data).ok()?;
     let endian = header.endian().ok()?;
     let sections = header.sections(endian, data).ok()?;
@@ -51,17 +80,37 @@ fn of<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Option<Vec<(u64, u64
     if symbols.len() <= 1 {
         symbols = sections.symbols(endian, data, elf::SHT_DYNSYM).ok()?;
     }
-    let mut out: Vec<(u64, u64, Option<u64>)> = sections
+    let mut out: Vec<SectionFunctions> = sections
         .iter()
         .map(|s| {
             let flags: u64 = s.sh_flags(endian).into();
             let alloc = flags & u64::from(elf::SHF_ALLOC) != 0;
             let start: u64 = s.sh_addr(endian).into();
             let size: u64 = if alloc { s.sh_size(endian).into() } else { 0 };
-            (start, start.saturating_add(size), None)
+            SectionFunctions {
+                start,
+                end: start.saturating_add(size),
+                functions: Vec::new(),
+            }
         })
         .collect();
+    // elf_find_function's walk: the last STT_FILE seen names the file of
+    // the functions after it, except global ones once a file symbol has
+    // followed another symbol (the globals at the end of the table).
+    let mut file: Option<Box<str>> = None;
+    let mut seen_symbol = false;
+    let mut file_after_symbol = false;
     for (i, sym) in symbols.iter().enumerate() {
+        if i == 0 {
+            continue;
+        }
+        if sym.st_type() == elf::STT_FILE {
+            let name = symbols.symbol_name(endian, sym).unwrap_or_default();
+            file = Some(String::from_utf8_lossy(name).into());
+            file_after_symbol |= seen_symbol;
+            continue;
+        }
+        seen_symbol = true;
         let Some(index) = symbols
             .symbol_section(endian, sym, object::SymbolIndex(i))
             .ok()
@@ -76,7 +125,16 @@ fn of<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Option<Vec<(u64, u64
             continue;
         };
         let value: u64 = sym.st_value(endian).into();
-        slot.2 = Some(slot.2.map_or(value, |low: u64| low.min(value)));
+        let named = if sym.st_bind() != elf::STB_LOCAL && file_after_symbol {
+            None
+        } else {
+            file.clone()
+        };
+        slot.functions.push((value, named));
+    }
+    for section in &mut out {
+        // Stable: equal values keep their table order.
+        section.functions.sort_by_key(|&(value, _)| value);
     }
     Some(out)
 }
@@ -137,5 +195,57 @@ mod tests {
             }
         }
         assert!(checked > 100, "{checked}");
+    }
+
+    /// The file addr2line names without line information (`crtstuff.c:?`,
+    /// `:?` after an empty file symbol, `??:?` for globals), on a program
+    /// built here without debug info.
+    #[test]
+    fn file_names_agree_with_binutils_addr2line() {
+        let dir = std::env::temp_dir().join(format!("prec-bfd-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let (src, bin) = (dir.join("p.c"), dir.join("p"));
+        let made = std::fs::write(
+            &src,
+            "static int helper(int x) { return x * 3; }\n\
+             int main(int c, char **v) { (void)v; return helper(c); }\n",
+        )
+        .is_ok()
+            && Command::new("gcc")
+                .args(["-O0", "-o"])
+                .arg(&bin)
+                .arg(&src)
+                .status()
+                .is_ok_and(|s| s.success());
+        let (true, Ok(data)) = (made, std::fs::read(&bin)) else {
+            return; // no compiler here
+        };
+        let starts = FunctionStarts::new(&data);
+        let nm = Command::new("nm").arg(&bin).output().expect("nm runs");
+        let addrs: Vec<String> = String::from_utf8_lossy(&nm.stdout)
+            .lines()
+            .filter_map(|l| {
+                let mut f = l.split_whitespace();
+                let (addr, kind) = (f.next()?, f.next()?);
+                matches!(kind, "t" | "T").then(|| addr.to_string())
+            })
+            .collect();
+        let out = Command::new("addr2line")
+            .arg("-e")
+            .arg(&bin)
+            .args(&addrs)
+            .output()
+            .expect("addr2line runs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let mut named = 0;
+        for (addr, line) in addrs.iter().zip(text.lines()) {
+            let a = u64::from_str_radix(addr, 16).expect("nm address");
+            let file = line.strip_suffix(":?").expect("no line information");
+            let expected = (file != "??").then_some(file);
+            assert_eq!(starts.function_file(a), Some(expected), "{addr}: {line}");
+            named += usize::from(expected.is_some());
+        }
+        assert!(named > 0, "no function with a file name: {text}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -727,16 +727,29 @@ impl Symbolizer {
         Some(out)
     }
 
-    /// Whether binutils' `addr2line` still reports success (`??:?`, shown
-    /// by perf 6.1 as `??:0`) at `elf_addr` when [`Self::source_location`]
-    /// has no line for it: a function-like symbol precedes it in its
-    /// section. When not, perf falls back to `sym+offset` or `dso[addr]`.
-    pub fn addr2line_finds_function(&self, bin: BinaryId, elf_addr: u64) -> bool {
-        self.bin(bin).is_some_and(|b| {
-            b.function_starts
-                .get_or_init(|| bfd::FunctionStarts::new(&b.map))
-                .finds_function(elf_addr)
-        })
+    /// What binutils' `addr2line` answers at `elf_addr` when
+    /// [`Self::source_location`] has no line for it. `None`: it fails (no
+    /// function-like symbol precedes the address in its section), and perf
+    /// 6.1 falls back to `sym+offset` or `dso[addr]`. Otherwise the file it
+    /// names, from the symbol table's `STT_FILE` entries (`None` for `??`);
+    /// perf shows `FILE:0`.
+    pub fn addr2line_function_file(&self, bin: BinaryId, elf_addr: u64) -> Option<Option<String>> {
+        let b = self.bin(bin)?;
+        // With a separate debug file, BFD takes the function and its file
+        // symbol from the debug file's table.
+        let symbols_from = match &b.debug {
+            DebugFile::Found(_, map, _) => map,
+            _ => &b.map,
+        };
+        b.function_starts
+            .get_or_init(|| bfd::FunctionStarts::new(symbols_from))
+            .function_file(elf_addr)
+            .map(|file| file.map(str::to_string))
+    }
+
+    /// Whether `bin` is an `ET_EXEC` executable (linked at a fixed address).
+    pub fn is_executable(&self, bin: BinaryId) -> bool {
+        self.bin(bin).is_some_and(|b| b.info.is_exec)
     }
 
     /// Inline chain at `elf_addr`, innermost first (the same order as
