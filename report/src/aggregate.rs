@@ -188,6 +188,9 @@ pub struct Options {
     pub symbols: Option<Vec<String>>,
     /// `--symbol-filter`: only show entries whose symbol name contains it.
     pub symbol_filter: Option<String>,
+    /// perf's `need_collapse`: a `--sort` key (not one `-F` appended) has a
+    /// collapse step, i.e. `comm`.
+    pub need_collapse: bool,
     pub cpus: Option<Vec<u32>>,
     /// Time window in ns (inclusive), either side open.
     pub time: Option<(Option<u64>, Option<u64>)>,
@@ -245,6 +248,7 @@ impl Default for Options {
             dsos: None,
             symbols: None,
             symbol_filter: None,
+            need_collapse: true,
             cpus: None,
             time: None,
             time_str: None,
@@ -470,6 +474,28 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// A copy of the key fields (no call graph, branch or group data).
+    fn copy_keys(&self) -> Entry {
+        Entry {
+            period: self.period,
+            nr_samples: self.nr_samples,
+            level: self.level,
+            map: self.map,
+            addr: self.addr,
+            sym: self.sym,
+            srcline: self.srcline,
+            srcfile: self.srcfile,
+            trace: self.trace,
+            time: self.time,
+            cpu: self.cpu,
+            socket: self.socket,
+            parent: self.parent,
+            filtered: self.filtered,
+            symbol_filtered: self.symbol_filtered,
+            ..Entry::blank(self.thread, self.comm)
+        }
+    }
+
     /// An entry of `thread` with nothing else set yet.
     fn blank(thread: ThreadId, comm: CommId) -> Entry {
         Entry {
@@ -532,6 +558,8 @@ pub struct Hists {
     pub name: String,
     pub entries: Vec<Entry>,
     index: HashMap<Key, usize>,
+    /// [`perf_tree_keys`] mode: each sample's entry and period, in order.
+    hits: Vec<(u32, u64)>,
     pub nr_samples: u64,
     pub total_period: u64,
     /// Members of the group this event leads in the recording (1: none);
@@ -1178,6 +1206,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
         .iter()
         .enumerate()
         .map(|(i, a)| Hists {
+            hits: Vec::new(),
             attr_index: i,
             name: names[i].clone().unwrap_or_else(|| event_name(&a.attr)),
             entries: Vec::new(),
@@ -1291,7 +1320,12 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
     // A tracepoint's trace output depends on its raw data, which the raw
     // key does not hold.
     // Nor is a sample's time.
-    let replay_on = !options.branch_mode && !want(SortKey::Trace) && !want(SortKey::Time);
+    let tree_keys = perf_tree_keys(&options.sort) && !cg_on && !options.branch_mode;
+    let replay_on = !options.branch_mode
+        && !want(SortKey::Trace)
+        && !want(SortKey::Time)
+        // Each sample walks perf's tree there.
+        && !tree_keys;
     let tracepoints = if want(SortKey::Trace) {
         crate::tracepoint::from_file(file)
     } else {
@@ -1769,6 +1803,9 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                             }
                             hists[ai].nr_samples += 1;
                             hists[ai].total_period += period;
+                            if tree_keys {
+                                hists[ai].hits.push((idx as u32, period));
+                            }
                             if let Some(pending) = raw_pending {
                                 let outcome = RawOutcome {
                                     no_map,
@@ -1784,6 +1821,9 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                     let h = &mut hists[ai];
                     h.nr_samples += 1;
                     h.total_period += period;
+                    if tree_keys {
+                        h.hits.push((idx as u32, period));
+                    }
                     let e = &mut h.entries[idx];
                     e.period += period;
                     e.nr_samples += 1;
@@ -2043,7 +2083,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
     };
     // perf 6.1 applies the symbol filter while collapsing the first
     // event's entries, and collapses only when a key needs it (comm).
-    let collapses = data.options.sort.contains(&SortKey::Comm);
+    let collapses = data.options.need_collapse;
     if let (Some(filter), true) = (data.options.symbol_filter.clone(), collapses) {
         if let Some(h) = data.hists.first_mut() {
             for e in &mut h.entries {
@@ -2272,6 +2312,7 @@ fn branch_cmp(d: &ReportData, k: SortKey, a: &Entry, b: &Entry) -> Ordering {
 
 fn sort_entries(data: &mut ReportData, hi: usize) {
     let entries = std::mem::take(&mut data.hists[hi].entries);
+    let hits = std::mem::take(&mut data.hists[hi].hits);
     let keys = data.options.sort.clone();
     let d = &*data;
     let dso_name = |e: &Entry| e.map.map(|m| d.machine.dsos.get(m.dso).short_name.as_str());
@@ -2338,8 +2379,24 @@ fn sort_entries(data: &mut ReportData, hi: usize) {
     // perf builds hists->entries_in (se_cmp) in sample order, then the
     // collapsed tree (se_collapse, the same comparators here) from its
     // in-order walk; both are rbtree insertions.
-    let mut entries = entries;
-    for _ in 0..2 {
+    let tree_keys = !hits.is_empty() && d.groups.is_none();
+    let mut entries = if tree_keys {
+        split_like_perf(entries, &hits, &collapse)
+    } else {
+        entries
+    };
+    // Without a key that needs collapsing (comm), perf outputs from
+    // entries_in itself.
+    let passes = if tree_keys && !d.options.need_collapse {
+        1
+    } else {
+        2
+    };
+    for pass in 0..passes {
+        if tree_keys && pass == 1 {
+            entries = collapse_like_perf(entries, &collapse);
+            continue;
+        }
         let order = crate::callgraph::rb_insertion_order(entries.len(), |n, e| {
             collapse(&entries[n], &entries[e]) == Ordering::Less
         });
@@ -2436,6 +2493,97 @@ fn sort_entries(data: &mut ReportData, hi: usize) {
     let mut slots: Vec<Option<Entry>> = entries.into_iter().map(Some).collect();
     let entries: Vec<Entry> = order.iter().map(|&i| slots[i].take().unwrap()).collect();
     data.hists[hi].entries = entries;
+}
+
+/// Sort keys whose perf comparator is not transitive: `sym` compares two
+/// unresolved entries by address alone and others by DSO name first, so
+/// perf's rbtree of entries can miss an equal entry and make a second one.
+/// With a `dso` key anywhere perf 6.1 merges them (checked against perf on
+/// `sym,dso` and `dso,sym`).
+fn perf_tree_keys(keys: &[SortKey]) -> bool {
+    keys.contains(&SortKey::Sym) && !keys.contains(&SortKey::Dso)
+}
+
+/// Replays the samples (`hits`: merged entry and period, in order) through
+/// perf's `hists__findnew_entry` walk with `cmp` (perf's se_cmp order:
+/// `cmp(new, existing) == Less` goes left), splitting an entry where the
+/// walk misses its equal. Returns the entries in creation order.
+fn split_like_perf(
+    merged: Vec<Entry>,
+    hits: &[(u32, u64)],
+    cmp: &dyn Fn(&Entry, &Entry) -> Ordering,
+) -> Vec<Entry> {
+    let mut tree = crate::rbtree::RbTree::default();
+    let mut out: Vec<Entry> = Vec::new();
+    for &(idx, period) in hits {
+        let Some(template) = merged.get(idx as usize) else {
+            continue;
+        };
+        let mut node = tree.root;
+        let mut found = None;
+        while let Some(n) = tree.nodes.get(node as usize) {
+            match cmp(template, &out[node as usize]) {
+                Ordering::Equal => {
+                    found = Some(node as usize);
+                    break;
+                }
+                Ordering::Less => node = n.left,
+                Ordering::Greater => node = n.right,
+            }
+        }
+        let i = match found {
+            Some(i) => i,
+            None => {
+                tree.insert_by(0, |e, _| cmp(template, &out[e]) == Ordering::Less);
+                out.push(Entry {
+                    period: 0,
+                    nr_samples: 0,
+                    ..template.copy_keys()
+                });
+                out.len() - 1
+            }
+        };
+        out[i].period += period;
+        out[i].nr_samples += 1;
+    }
+    out
+}
+
+/// perf's `hists__collapse_resort` on entries in `entries_in` order: each
+/// is inserted into a new tree, merging into an equal entry the walk meets.
+fn collapse_like_perf(entries: Vec<Entry>, cmp: &dyn Fn(&Entry, &Entry) -> Ordering) -> Vec<Entry> {
+    let mut tree = crate::rbtree::RbTree::default();
+    let mut out: Vec<Entry> = Vec::new();
+    for e in entries {
+        let mut node = tree.root;
+        let mut found = None;
+        while let Some(n) = tree.nodes.get(node as usize) {
+            match cmp(&e, &out[node as usize]) {
+                Ordering::Equal => {
+                    found = Some(node as usize);
+                    break;
+                }
+                Ordering::Less => node = n.left,
+                Ordering::Greater => node = n.right,
+            }
+        }
+        match found {
+            Some(i) => {
+                out[i].period += e.period;
+                out[i].nr_samples += e.nr_samples;
+            }
+            None => {
+                tree.insert_by(0, |x, _| cmp(&e, &out[x]) == Ordering::Less);
+                out.push(e);
+            }
+        }
+    }
+    let order = tree.in_order();
+    let mut slots: Vec<Option<Entry>> = out.into_iter().map(Some).collect();
+    order
+        .iter()
+        .filter_map(|&i| slots.get_mut(i)?.take())
+        .collect()
 }
 
 /// perf's `callchain_srcline`: `get_srcline(..., show_sym = false,

@@ -96,6 +96,12 @@ fn options(args: &ReportArgs) -> Result<Options> {
         o.sort_list = Some(sort_list);
     }
     o.sort_given = args.sort.is_some() || args.fields.is_some();
+    // Keys -F adds (with or without --sort) do not make perf collapse.
+    o.need_collapse = if args.sort.is_some() {
+        sort_keys.contains(&aggregate::SortKey::Comm)
+    } else {
+        args.fields.is_none()
+    };
     if args.no_branch_stack {
         o.branch_stack = Some(false);
     } else if args.branch_stack {
