@@ -1680,7 +1680,9 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                 if *k == SortKey::SymOff {
                                     key.addr = loc.addr;
                                 }
-                                if sym.is_some() || *k == SortKey::SymOff {
+                                // In perf's tree each sample's own DSO steers the
+                                // walk, so unresolved entries keep theirs.
+                                if sym.is_some() || *k == SortKey::SymOff || tree_keys {
                                     key.dso = dso_name.map_or(0, |d| d + 1);
                                 }
                             }
