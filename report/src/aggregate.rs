@@ -2521,19 +2521,7 @@ fn split_like_perf(
         let Some(template) = merged.get(idx as usize) else {
             continue;
         };
-        let mut node = tree.root;
-        let mut found = None;
-        while let Some(n) = tree.nodes.get(node as usize) {
-            match cmp(template, &out[node as usize]) {
-                Ordering::Equal => {
-                    found = Some(node as usize);
-                    break;
-                }
-                Ordering::Less => node = n.left,
-                Ordering::Greater => node = n.right,
-            }
-        }
-        let i = match found {
+        let i = match find_equal(&tree, &out, template, cmp) {
             Some(i) => i,
             None => {
                 tree.insert_by(0, |e, _| cmp(template, &out[e]) == Ordering::Less);
@@ -2551,25 +2539,32 @@ fn split_like_perf(
     out
 }
 
+/// perf's rbtree walk for `new`: the entry it meets that compares equal,
+/// if any (node ids are indexes in `entries`).
+fn find_equal(
+    tree: &crate::rbtree::RbTree,
+    entries: &[Entry],
+    new: &Entry,
+    cmp: &dyn Fn(&Entry, &Entry) -> Ordering,
+) -> Option<usize> {
+    let mut node = tree.root;
+    while let (Some(n), Some(e)) = (tree.nodes.get(node as usize), entries.get(node as usize)) {
+        match cmp(new, e) {
+            Ordering::Equal => return Some(node as usize),
+            Ordering::Less => node = n.left,
+            Ordering::Greater => node = n.right,
+        }
+    }
+    None
+}
+
 /// perf's `hists__collapse_resort` on entries in `entries_in` order: each
 /// is inserted into a new tree, merging into an equal entry the walk meets.
 fn collapse_like_perf(entries: Vec<Entry>, cmp: &dyn Fn(&Entry, &Entry) -> Ordering) -> Vec<Entry> {
     let mut tree = crate::rbtree::RbTree::default();
     let mut out: Vec<Entry> = Vec::new();
     for e in entries {
-        let mut node = tree.root;
-        let mut found = None;
-        while let Some(n) = tree.nodes.get(node as usize) {
-            match cmp(&e, &out[node as usize]) {
-                Ordering::Equal => {
-                    found = Some(node as usize);
-                    break;
-                }
-                Ordering::Less => node = n.left,
-                Ordering::Greater => node = n.right,
-            }
-        }
-        match found {
+        match find_equal(&tree, &out, &e, cmp) {
             Some(i) => {
                 out[i].period += e.period;
                 out[i].nr_samples += e.nr_samples;
