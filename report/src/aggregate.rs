@@ -474,11 +474,10 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// A copy of the key fields (no call graph, branch or group data).
+    /// A copy of the key fields, with no samples (no call graph, branch or
+    /// group data).
     fn copy_keys(&self) -> Entry {
         Entry {
-            period: self.period,
-            nr_samples: self.nr_samples,
             level: self.level,
             map: self.map,
             addr: self.addr,
@@ -1316,15 +1315,15 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
     let mut he_cache: Vec<Key> = Vec::new();
     let mut cg_frames = Frames::default();
     let mut callchain_period = vec![0u64; attrs.len()];
+    let tree_keys = perf_tree_keys(&options.sort) && !cg_on && !options.branch_mode;
     // Branch entries are per branch-stack entry: not replayed.
     // A tracepoint's trace output depends on its raw data, which the raw
     // key does not hold.
     // Nor is a sample's time.
-    let tree_keys = perf_tree_keys(&options.sort) && !cg_on && !options.branch_mode;
     let replay_on = !options.branch_mode
         && !want(SortKey::Trace)
         && !want(SortKey::Time)
-        // Each sample walks perf's tree there.
+        // Each sample walks perf's tree.
         && !tree_keys;
     let tracepoints = if want(SortKey::Trace) {
         crate::tracepoint::from_file(file)
@@ -2085,8 +2084,8 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
     };
     // perf 6.1 applies the symbol filter while collapsing the first
     // event's entries, and collapses only when a key needs it (comm).
-    let collapses = data.options.need_collapse;
-    if let (Some(filter), true) = (data.options.symbol_filter.clone(), collapses) {
+    let filter = data.options.symbol_filter.clone();
+    if let Some(filter) = filter.filter(|_| data.options.need_collapse) {
         if let Some(h) = data.hists.first_mut() {
             for e in &mut h.entries {
                 let matches = e.sym.is_some_and(|id| {
@@ -2389,21 +2388,17 @@ fn sort_entries(data: &mut ReportData, hi: usize) {
     };
     // Without a key that needs collapsing (comm), perf outputs from
     // entries_in itself.
-    let passes = if tree_keys && !d.options.need_collapse {
-        1
-    } else {
-        2
-    };
-    for pass in 0..passes {
-        if tree_keys && pass == 1 {
-            entries = collapse_like_perf(entries, &collapse);
-            continue;
-        }
+    let in_tree_order = |entries: Vec<Entry>| {
         let order = crate::callgraph::rb_insertion_order(entries.len(), |n, e| {
             collapse(&entries[n], &entries[e]) == Ordering::Less
         });
-        let mut slots: Vec<Option<Entry>> = entries.into_iter().map(Some).collect();
-        entries = order.iter().map(|&i| slots[i].take().unwrap()).collect();
+        permute(entries, &order)
+    };
+    entries = in_tree_order(entries);
+    if !tree_keys {
+        entries = in_tree_order(entries);
+    } else if d.options.need_collapse {
+        entries = collapse_like_perf(entries, &collapse);
     }
     let cgp = d.callgraph.as_ref().map(|c| &c.params);
     // A sort key's `se_sort`.
@@ -2492,9 +2487,7 @@ fn sort_entries(data: &mut ReportData, hi: usize) {
     let order = crate::callgraph::rb_insertion_order(entries.len(), |n, e| {
         output(&entries[n], &entries[e]) == Ordering::Less
     });
-    let mut slots: Vec<Option<Entry>> = entries.into_iter().map(Some).collect();
-    let entries: Vec<Entry> = order.iter().map(|&i| slots[i].take().unwrap()).collect();
-    data.hists[hi].entries = entries;
+    data.hists[hi].entries = permute(entries, &order);
 }
 
 /// Sort keys whose perf comparator is not transitive: `sym` compares two
@@ -2525,11 +2518,7 @@ fn split_like_perf(
             Some(i) => i,
             None => {
                 tree.insert_by(0, |e, _| cmp(template, &out[e]) == Ordering::Less);
-                out.push(Entry {
-                    period: 0,
-                    nr_samples: 0,
-                    ..template.copy_keys()
-                });
+                out.push(template.copy_keys());
                 out.len() - 1
             }
         };
@@ -2575,8 +2564,12 @@ fn collapse_like_perf(entries: Vec<Entry>, cmp: &dyn Fn(&Entry, &Entry) -> Order
             }
         }
     }
-    let order = tree.in_order();
-    let mut slots: Vec<Option<Entry>> = out.into_iter().map(Some).collect();
+    permute(out, &tree.in_order())
+}
+
+/// `entries` in `order` (a permutation of their indexes).
+fn permute(entries: Vec<Entry>, order: &[usize]) -> Vec<Entry> {
+    let mut slots: Vec<Option<Entry>> = entries.into_iter().map(Some).collect();
     order
         .iter()
         .filter_map(|&i| slots.get_mut(i)?.take())
