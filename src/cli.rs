@@ -69,6 +69,21 @@ pub struct ScriptArgs {
     /// Show MMAP and MMAP2 events.
     #[arg(long = "show-mmap-events")]
     pub show_mmap_events: bool,
+    /// Show context switch events (SWITCH, SWITCH_CPU_WIDE).
+    #[arg(long = "show-switch-events")]
+    pub show_switch_events: bool,
+    /// Show LOST events (samples the kernel dropped).
+    #[arg(long = "show-lost-events")]
+    pub show_lost_events: bool,
+    /// Show NAMESPACES events.
+    #[arg(long = "show-namespace-events")]
+    pub show_namespace_events: bool,
+    /// Show times relative to the first event shown.
+    #[arg(long = "reltime", conflicts_with = "deltatime")]
+    pub reltime: bool,
+    /// Show times relative to the previous event shown.
+    #[arg(long = "deltatime")]
+    pub deltatime: bool,
     /// Don't show call chains.
     #[arg(short = 'G', long = "hide-call-graph")]
     pub hide_call_graph: bool,
@@ -79,14 +94,20 @@ pub struct ScriptArgs {
     #[arg(long = "ns")]
     pub ns: bool,
     /// Only samples of these commands.
-    #[arg(long = "comms")]
+    #[arg(short = 'c', long = "comms")]
     pub comms: Option<String>,
-    /// Only samples of these process ids.
-    #[arg(long = "pids")]
+    /// Only samples of these process ids (perf's --pid).
+    #[arg(long = "pid", alias = "pids")]
     pub pids: Option<String>,
-    /// Only samples of these thread ids.
-    #[arg(long = "tids")]
+    /// Only samples of these thread ids (perf's --tid).
+    #[arg(long = "tid", alias = "tids")]
     pub tids: Option<String>,
+    /// Only samples in these shared objects.
+    #[arg(long = "dsos")]
+    pub dsos: Option<String>,
+    /// Only samples in these symbols (names, or start addresses as 0x...).
+    #[arg(short = 'S', long = "symbols")]
+    pub symbols: Option<String>,
     /// Only samples on these CPUs.
     #[arg(short = 'C', long = "cpu")]
     pub cpu: Option<String>,
@@ -344,11 +365,14 @@ pub struct ReportArgs {
     /// Regex of the parent symbols for `--sort parent` (adds the key).
     #[arg(short = 'p', long = "parent")]
     pub parent: Option<String>,
+    /// Only show entries with a parent match (see --parent).
+    #[arg(short = 'x', long = "exclude-other")]
+    pub exclude_other: bool,
     /// Hide entries below this overhead percentage.
     #[arg(long = "percent-limit")]
     pub percent_limit: Option<f64>,
     /// Only consider samples of these commands.
-    #[arg(long = "comms")]
+    #[arg(short = 'c', long = "comms")]
     pub comms: Option<String>,
     /// Only consider samples of these process ids (perf's --pid).
     #[arg(long = "pid", alias = "pids")]

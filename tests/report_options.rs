@@ -249,6 +249,7 @@ fn filter_options_match_perf() {
             &["--percentage", "relative", "--comms", "hot3"],
             &["--percentage", "relative", "--comms", "worker-a,threads"],
             &["--percentage", "absolute", "--comms", "worker-a"],
+            &["-c", "worker-a,hot3", "-n"],
             &["--hide-unresolved"],
             &["-U", "--sort", "dso,sym"],
             // perf 6.1 filters by symbol only when it collapses (a comm
@@ -327,6 +328,9 @@ fn parent_matches_perf() {
             &["-p", "leaf|lib_hot"],
             &["--no-children", "--sort", "parent,sym", "-p", "^(a|c)$"],
             &["--sort", "parent", "-p", "^_"],
+            // -x: only entries with a parent match.
+            &["-p", "leaf|lib_hot", "-x", "-n"],
+            &["--sort", "parent", "-x", "--no-children"],
         ],
     );
 }

@@ -468,3 +468,65 @@ fn bad_field_is_an_error() {
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("CPU"));
 }
+
+/// Side-band and filter options on fresh recordings by both tools of a
+/// program that forks, execs and sleeps (so it switches out):
+/// `--show-switch-events` (SWITCH, and SWITCH_CPU_WIDE from `-a`),
+/// `--show-namespace-events`, `--show-lost-events`, `--reltime`,
+/// `--deltatime`, `-c`, `--pid`, `--dsos` and `-S`.
+#[test]
+fn side_events_and_filters_match_perf_script() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let workload = [
+        "sh",
+        "-c",
+        "for i in 1 2 3; do ls /usr >/dev/null; sleep 0.01; done",
+    ];
+    let mut files = Vec::new();
+    for name in ["perf", "prec"] {
+        for (mode, opts) in [
+            ("task", &["--switch-events", "--namespaces"][..]),
+            ("all", &["-a", "--switch-events"][..]),
+        ] {
+            let data = dir.path().join(format!("{name}-{mode}.data"));
+            let mut tool = if name == "perf" { perf() } else { prec() };
+            run(tool
+                .args(["record", "-q"])
+                .args(opts)
+                .arg("-o")
+                .arg(&data)
+                .arg("--")
+                .args(workload));
+            files.push(data);
+        }
+    }
+    let mut failures = Vec::new();
+    for file in &files {
+        for args in [
+            &["--show-switch-events"][..],
+            &["--show-switch-events", "--reltime", "-c", "ls"],
+            &[
+                "--show-namespace-events",
+                "--show-task-events",
+                "--deltatime",
+            ],
+            &[
+                "--show-lost-events",
+                "--reltime",
+                "--ns",
+                "-F",
+                "comm,tid,time,sym",
+            ],
+            &["--dsos", "libc.so.6", "-F", "+srcline"],
+            &["-S", "_dl_lookup_symbol_x,strcmp,clear_page_erms"],
+        ] {
+            if let Err(e) = compare_script(file, Input::File, args) {
+                failures.push(e);
+            }
+        }
+    }
+    assert_no_failures(&failures);
+}

@@ -166,6 +166,8 @@ pub struct Options {
     pub relative: bool,
     /// `--hide-unresolved`: hide samples without a symbol.
     pub hide_unresolved: bool,
+    /// `-x`/`--exclude-other`: hide entries without a `--parent` match.
+    pub exclude_other: bool,
     /// `--full-source-path`.
     pub full_source_path: bool,
     /// `-p`/`--parent` (POSIX extended regex, perf's default
@@ -236,6 +238,7 @@ impl Default for Options {
             field_sep: None,
             relative: false,
             hide_unresolved: false,
+            exclude_other: false,
             full_source_path: false,
             parent_regex: DEFAULT_PARENT.to_string(),
             parent_no_callchain: false,
@@ -1537,7 +1540,8 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                         }
                     }
                     let th = machine.thread(loc.thread);
-                    let mut filtered = false;
+                    // perf's symbol__parent_filter.
+                    let mut filtered = options.exclude_other && parent.is_none();
                     if let Some(c) = &options.comms {
                         filtered |= !c.iter().any(|c| c == machine.comms.get(th.comm));
                     }

@@ -928,47 +928,8 @@ impl<'f, 'a: 'f> Dumper<'f, 'a> {
                 if flags & 4 != 0 { "P" } else { "" }
             )?,
             Record::ItraceStart { pid, tid } => writeln!(out, " pid: {pid} tid: {tid}")?,
-            Record::Switch { out: o, preempt } => {
-                writeln!(out, " {}", in_out(o, preempt))?;
-            }
-            Record::SwitchCpuWide {
-                out: o,
-                preempt,
-                next_prev_pid,
-                next_prev_tid,
-            } => writeln!(
-                out,
-                " {}  {} pid/tid: {:5}/{:<5}",
-                in_out(o, preempt),
-                if o { "next" } else { "prev" },
-                next_prev_pid as i32,
-                next_prev_tid as i32
-            )?,
-            Record::Namespaces {
-                pid,
-                tid,
-                namespaces,
-            } => {
-                let nr = namespaces.len() / 2;
-                write!(
-                    out,
-                    " {}/{} - nr_namespaces: {nr}\n\t\t[",
-                    pid as i32, tid as i32
-                )?;
-                const NS: [&str; 7] = ["net", "uts", "ipc", "pid", "user", "mnt", "cgroup"];
-                for i in 0..nr {
-                    if i != 0 && i % 4 == 0 {
-                        out.write_all(b"\n\t\t ")?;
-                    }
-                    write!(
-                        out,
-                        "{i}/{}: {}/{}{}",
-                        NS.get(i).copied().unwrap_or("UNKNOWN"),
-                        namespaces.get(2 * i).unwrap_or(0),
-                        Hx(namespaces.get(2 * i + 1).unwrap_or(0)),
-                        if i + 1 != nr { ", " } else { "]\n" }
-                    )?;
-                }
+            Record::Switch { .. } | Record::SwitchCpuWide { .. } | Record::Namespaces { .. } => {
+                out.write_all(side_event_text(&rec).unwrap_or_default().as_bytes())?
             }
             Record::Ksymbol {
                 addr,
@@ -1172,6 +1133,62 @@ impl<'f, 'a: 'f> Dumper<'f, 'a> {
         }
         Ok(())
     }
+}
+
+/// perf's `perf_event__fprintf` text (after the record name) of the
+/// side-band records `perf script --show-*-events` prints the same way
+/// `perf report -D` does: SWITCH, SWITCH_CPU_WIDE, NAMESPACES.
+pub(crate) fn side_event_text(rec: &Record<'_>) -> Option<String> {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    match *rec {
+        Record::Switch { out: o, preempt } => {
+            let _ = writeln!(out, " {}", in_out(o, preempt));
+        }
+        Record::SwitchCpuWide {
+            out: o,
+            preempt,
+            next_prev_pid,
+            next_prev_tid,
+        } => {
+            let _ = writeln!(
+                out,
+                " {}  {} pid/tid: {:5}/{:<5}",
+                in_out(o, preempt),
+                if o { "next" } else { "prev" },
+                next_prev_pid as i32,
+                next_prev_tid as i32
+            );
+        }
+        Record::Namespaces {
+            pid,
+            tid,
+            ref namespaces,
+        } => {
+            let nr = namespaces.len() / 2;
+            let _ = write!(
+                out,
+                " {}/{} - nr_namespaces: {nr}\n\t\t[",
+                pid as i32, tid as i32
+            );
+            const NS: [&str; 7] = ["net", "uts", "ipc", "pid", "user", "mnt", "cgroup"];
+            for i in 0..nr {
+                if i != 0 && i % 4 == 0 {
+                    out.push_str("\n\t\t ");
+                }
+                let _ = write!(
+                    out,
+                    "{i}/{}: {}/{}{}",
+                    NS.get(i).copied().unwrap_or("UNKNOWN"),
+                    namespaces.get(2 * i).unwrap_or(0),
+                    Hx(namespaces.get(2 * i + 1).unwrap_or(0)),
+                    if i + 1 != nr { ", " } else { "]\n" }
+                );
+            }
+        }
+        _ => return None,
+    }
+    Some(out)
 }
 
 fn in_out(out: bool, preempt: bool) -> &'static str {

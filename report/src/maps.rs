@@ -199,6 +199,15 @@ impl Map {
         }
     }
 
+    /// perf's `map->unmap_ip`: DSO-relative address → runtime address.
+    pub fn unmap_ip(&self, addr: u64) -> u64 {
+        if self.identity {
+            addr
+        } else {
+            addr.wrapping_sub(self.pgoff).wrapping_add(self.start)
+        }
+    }
+
     /// Whether `addr` is inside the map.
     pub fn contains(&self, addr: u64) -> bool {
         addr >= self.start && addr < self.end

@@ -175,6 +175,21 @@ pub struct ScriptOptions {
     pub fields: Option<String>,
     pub show_task_events: bool,
     pub show_mmap_events: bool,
+    /// `--show-switch-events`: SWITCH and SWITCH_CPU_WIDE records.
+    pub show_switch_events: bool,
+    /// `--show-lost-events`: LOST records.
+    pub show_lost_events: bool,
+    /// `--show-namespace-events`: NAMESPACES records.
+    pub show_namespace_events: bool,
+    /// `--reltime`: times relative to the first one printed.
+    pub reltime: bool,
+    /// `--deltatime`: times relative to the previous one printed.
+    pub deltatime: bool,
+    /// `--dsos`: only samples in these DSOs (short or long name).
+    pub dsos: Option<Vec<String>>,
+    /// `-S`/`--symbols`: only samples in these symbols (by name, or by
+    /// the symbol's start address as `0x...`).
+    pub symbols: Option<Vec<String>>,
     /// `-G`: no call chains.
     pub hide_call_graph: bool,
     /// `--max-stack` (default 127).
@@ -427,6 +442,8 @@ pub struct Session<'f> {
     /// Tracepoint formats from TRACING_DATA.
     tracepoints: Option<Tracepoints>,
     sample_reads: crate::sample_read::SampleReads,
+    /// `--reltime`/`--deltatime`: the first and the previous time printed.
+    printed_times: std::cell::Cell<(u64, u64)>,
     /// Problems to report on stderr.
     pub warnings: Vec<String>,
 }
@@ -559,8 +576,12 @@ impl<'f> Session<'f> {
                     f.clear(OutField::Pid);
                 }
             }
+            // perf's evsel__check_attr: symbols and DSOs need addresses
+            // in the samples, not in the fields (`-F comm,sym` prints no
+            // symbol, and no error).
+            let addresses = stype & (st::IP | st::ADDR) != 0;
             if user {
-                if f.has(OutField::Sym) && !f.has(OutField::Ip) && !f.has(OutField::Addr) {
+                if f.has(OutField::Sym) && !addresses {
                     return Err(ScriptError(
                         "Display of symbols requested but neither sample IP nor sample address\navailable. Hence, no addresses to convert to symbols."
                             .into(),
@@ -571,7 +592,7 @@ impl<'f> Session<'f> {
                         "Display of offsets requested but symbol is not selected.".into(),
                     ));
                 }
-                if f.has(OutField::Dso) && !f.has(OutField::Ip) && !f.has(OutField::Addr) {
+                if f.has(OutField::Dso) && !addresses {
                     return Err(ScriptError(
                         "Display of DSO requested but no address to convert.".into(),
                     ));
@@ -651,6 +672,7 @@ impl<'f> Session<'f> {
             cfg,
             tracepoints: crate::tracepoint::from_file(file),
             sample_reads: Default::default(),
+            printed_times: Default::default(),
             warnings: field_warnings,
         })
     }
@@ -883,6 +905,34 @@ impl<'f> Session<'f> {
                         }
                     }
                 }
+                Record::Switch { .. } | Record::SwitchCpuWide { .. }
+                    if self.opts.show_switch_events =>
+                {
+                    // perf's print_event: the sample's thread.
+                    let Some(a) = attr else { continue };
+                    let id = r.sample_id(a);
+                    let pid = id.pid.map_or(-1, |p| p as i32);
+                    let tid = id.tid.map_or(-1, |t| t as i32);
+                    if let Some(p) = self.side_prefix(a, &id, pid, tid) {
+                        let text = crate::dump::side_event_text(&rec).unwrap_or_default();
+                        on_side(&format!("{p}{kind}{text}"))?;
+                    }
+                }
+                Record::Namespaces { pid, tid, .. } if self.opts.show_namespace_events => {
+                    if let Some(p) = side_prefix(self, pid, tid) {
+                        let text = crate::dump::side_event_text(&rec).unwrap_or_default();
+                        on_side(&format!("{p}PERF_RECORD_NAMESPACES{text}"))?;
+                    }
+                }
+                Record::Lost { lost, .. } if self.opts.show_lost_events => {
+                    let Some(a) = attr else { continue };
+                    let id = r.sample_id(a);
+                    let pid = id.pid.map_or(-1, |p| p as i32);
+                    let tid = id.tid.map_or(-1, |t| t as i32);
+                    if let Some(p) = self.side_prefix(a, &id, pid, tid) {
+                        on_side(&format!("{p}PERF_RECORD_LOST lost {lost}\n"))?;
+                    }
+                }
                 Record::Sample(s) => {
                     let Some(sample_ai) = attr_idx else { continue };
                     let mut unknown = 0;
@@ -941,6 +991,9 @@ impl<'f> Session<'f> {
                             if !cpus.contains(&cpu) {
                                 continue;
                             }
+                        }
+                        if !self.dso_and_symbol_wanted(&cf) {
+                            continue;
                         }
                         let fields = self.fields_of(a);
                         let src = fields.has(OutField::Srcline);
@@ -1042,6 +1095,32 @@ impl<'f> Session<'f> {
         Ok(())
     }
 
+    /// perf's `--dsos` and `-S` filters (machine__resolve): a sample
+    /// without a map passes `--dsos`; `-S` also takes the symbol's start
+    /// address (`0x...`).
+    fn dso_and_symbol_wanted(&self, frame: &ChainFrame) -> bool {
+        if let (Some(dsos), Some(map)) = (&self.opts.dsos, &frame.map) {
+            let dso = self.machine.dsos.get(map.dso);
+            if !dsos
+                .iter()
+                .any(|d| *d == dso.short_name || *d == dso.long_name)
+            {
+                return false;
+            }
+        }
+        if let Some(symbols) = &self.opts.symbols {
+            let Some(id) = frame.sym else { return false };
+            let sym = &self.resolver.syms[id.0 as usize];
+            let name = self.strings.get(sym.name);
+            let start = frame.map.map_or(sym.start, |m| m.unmap_ip(sym.start));
+            let start = format!("{start:#x}");
+            if !symbols.iter().any(|s| *s == name || *s == start) {
+                return false;
+            }
+        }
+        true
+    }
+
     /// perf_sample__fprintf_start for a side-band record; `None` when the
     /// record is filtered out.
     fn side_prefix(
@@ -1110,6 +1189,25 @@ impl<'f> Session<'f> {
             let _ = write!(s, "[{cpu:03}] ");
         }
         if f.has(OutField::Time) {
+            let (mut first, mut previous) = self.printed_times.get();
+            let time = if self.opts.reltime {
+                // perf keeps a first time of 0 unlatched.
+                if first == 0 {
+                    first = time;
+                }
+                time.wrapping_sub(first)
+            } else if self.opts.deltatime {
+                let delta = if previous == 0 {
+                    0
+                } else {
+                    time.wrapping_sub(previous)
+                };
+                previous = time;
+                delta
+            } else {
+                time
+            };
+            self.printed_times.set((first, previous));
             let secs = time / 1_000_000_000;
             let ns = time % 1_000_000_000;
             if self.opts.ns {

@@ -132,6 +132,7 @@ fn options(args: &ReportArgs) -> Result<Options> {
     o.field_sep = args.field_separator.clone();
     o.relative = args.percentage.as_deref() == Some("relative");
     o.hide_unresolved = args.hide_unresolved;
+    o.exclude_other = args.exclude_other;
     o.full_source_path = args.full_source_path;
     o.callgraph_required = args.data.input.as_os_str() != "-"
         && args

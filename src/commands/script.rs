@@ -10,6 +10,14 @@ use prec_report::script::{self, ScriptOptions};
 use crate::cli::ScriptArgs;
 use crate::input::Input;
 
+/// A comma-separated list of names.
+fn names(s: &str) -> Vec<String> {
+    s.split(',')
+        .map(|x| x.trim().to_string())
+        .filter(|x| !x.is_empty())
+        .collect()
+}
+
 fn list<T: std::str::FromStr>(s: &str, what: &str) -> Result<Vec<T>> {
     s.split(',')
         .map(str::trim)
@@ -60,15 +68,17 @@ fn options(args: &ScriptArgs) -> Result<ScriptOptions> {
     o.fields = args.fields.clone();
     o.show_task_events = args.show_task_events;
     o.show_mmap_events = args.show_mmap_events;
+    o.show_switch_events = args.show_switch_events;
+    o.show_lost_events = args.show_lost_events;
+    o.show_namespace_events = args.show_namespace_events;
+    o.reltime = args.reltime;
+    o.deltatime = args.deltatime;
+    o.dsos = args.dsos.as_deref().map(names);
+    o.symbols = args.symbols.as_deref().map(names);
     o.hide_call_graph = args.hide_call_graph;
     o.max_stack = args.max_stack;
     o.ns = args.ns;
-    o.comms = args.comms.as_ref().map(|s| {
-        s.split(',')
-            .map(|x| x.trim().to_string())
-            .filter(|x| !x.is_empty())
-            .collect()
-    });
+    o.comms = args.comms.as_deref().map(names);
     if let Some(p) = &args.pids {
         o.pids = Some(list(p, "pid")?);
     }
