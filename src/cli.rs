@@ -123,6 +123,39 @@ pub struct ScriptArgs {
     pub quiet: bool,
 }
 
+/// perf report options for its annotation and TUI browsers.
+#[derive(Args, Debug)]
+pub struct BrowserArgs {
+    /// Disassembler style for annotation (perf's -M).
+    #[arg(short = 'M', long = "disassembler-style", value_name = "STYLE")]
+    pub disassembler_style: Option<String>,
+    /// Annotation: show raw instruction encoding.
+    #[arg(long = "asm-raw")]
+    pub asm_raw: bool,
+    /// Annotation: interleave source code with assembly.
+    #[arg(long = "source", overrides_with = "no_source")]
+    pub source: bool,
+    /// Annotation: no source code.
+    #[arg(long = "no-source", overrides_with = "source")]
+    pub no_source: bool,
+    /// Annotation: objdump binary to use.
+    #[arg(long = "objdump", value_name = "PATH")]
+    pub objdump: Option<PathBuf>,
+    /// Annotation: prefix added to source file paths.
+    #[arg(long = "prefix", value_name = "PREFIX")]
+    pub prefix: Option<String>,
+    /// Annotation: leading path components removed from source file paths.
+    #[arg(long = "prefix-strip", value_name = "N")]
+    pub prefix_strip: Option<u32>,
+    /// TUI: samples kept per entry for browsing.
+    #[arg(long = "samples", value_name = "N")]
+    pub samples: Option<u32>,
+    /// Load module symbols from a live kernel (perf's -m; prec reads
+    /// modules' symbols from kallsyms).
+    #[arg(short = 'm', long = "modules")]
+    pub modules: bool,
+}
+
 /// `prec flamegraph` arguments.
 #[derive(Args, Debug)]
 pub struct FlamegraphArgs {
@@ -443,6 +476,15 @@ pub struct ReportArgs {
     /// Do not load vmlinux (prec takes kernel symbols from kallsyms only).
     #[arg(long = "ignore-vmlinux")]
     pub ignore_vmlinux: bool,
+    /// Leave out events without samples (accepted for perf compatibility:
+    /// perf 6.1's --stdio and prec leave them out anyway).
+    #[arg(long = "skip-empty")]
+    pub skip_empty: bool,
+    /// Options of perf's annotation and TUI browsers, which the --stdio
+    /// report does not read: accepted (and ignored) so that perf command
+    /// lines work unchanged.
+    #[command(flatten)]
+    pub browser: BrowserArgs,
     /// More messages.
     #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count)]
     pub verbose: u8,
