@@ -18,7 +18,7 @@ pub enum Command {
     /// Run a command and record its profile into perf.data.
     Record(RecordArgs),
     /// Read perf.data and display the profile.
-    Report(ReportArgs),
+    Report(Box<ReportArgs>),
     /// Read a perf.data and write it again (file or pipe mode, either byte order).
     Inject(InjectArgs),
     /// Read perf.data and display every sample (perf script's text).
