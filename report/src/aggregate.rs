@@ -2315,22 +2315,31 @@ fn branch_cmp(d: &ReportData, k: SortKey, a: &Entry, b: &Entry) -> Ordering {
     }
 }
 
-fn sort_entries(data: &mut ReportData, hi: usize) {
-    let entries = std::mem::take(&mut data.hists[hi].entries);
-    let hits = std::mem::take(&mut data.hists[hi].hits);
-    let keys = data.options.sort.clone();
-    let d = &*data;
-    let dso_name = |e: &Entry| e.map.map(|m| d.machine.dsos.get(m.dso).short_name.as_str());
-    let sym_of = |e: &Entry| e.sym.map(|s| &d.syms[s.0 as usize]);
-    let tid = |e: &Entry| d.machine.thread(e.thread).tid;
-    let src = |e: &Entry| e.srcline.map_or("??:0", |s| d.strings.get(s));
-    let srcfile = |e: &Entry| e.srcfile.map_or("", |s| d.strings.get(s));
-    // Keys whose se_cmp and se_sort agree (all but sym/symoff).
-    let same_cmp = |k: &SortKey, a: &Entry, b: &Entry| -> Ordering {
+/// perf's comparators of two entries by one sort key.
+struct KeyCmp<'a> {
+    d: &'a ReportData,
+}
+
+impl<'a> KeyCmp<'a> {
+    fn dso_name(&self, e: &Entry) -> Option<&'a str> {
+        e.map
+            .map(|m| self.d.machine.dsos.get(m.dso).short_name.as_str())
+    }
+
+    fn sym_of(&self, e: &Entry) -> Option<&'a Sym> {
+        e.sym.map(|s| &self.d.syms[s.0 as usize])
+    }
+
+    /// The keys whose `se_cmp` and `se_sort` agree (all but sym/symoff).
+    fn same(&self, k: SortKey, a: &Entry, b: &Entry) -> Ordering {
+        let d = self.d;
+        let tid = |e: &Entry| d.machine.thread(e.thread).tid;
+        let src = |e: &Entry| e.srcline.map_or("??:0", |s| d.strings.get(s));
+        let srcfile = |e: &Entry| e.srcfile.map_or("", |s| d.strings.get(s));
         match k {
             SortKey::Comm => scmp(d.machine.comms.get(a.comm), d.machine.comms.get(b.comm)),
             SortKey::Pid | SortKey::Tid => tid(a).cmp(&tid(b)),
-            SortKey::Dso => null_last(dso_name(a), dso_name(b), scmp),
+            SortKey::Dso => null_last(self.dso_name(a), self.dso_name(b), scmp),
             SortKey::Sym | SortKey::SymOff => Ordering::Equal,
             SortKey::Srcline => scmp(src(a), src(b)),
             SortKey::Srcfile => scmp(srcfile(a), srcfile(b)),
@@ -2348,38 +2357,58 @@ fn sort_entries(data: &mut ReportData, hi: usize) {
             | SortKey::DsoTo
             | SortKey::SymFrom
             | SortKey::SymTo
-            | SortKey::Cycles => branch_cmp(d, *k, a, b),
+            | SortKey::Cycles => branch_cmp(d, k, a, b),
         }
-    };
+    }
+
+    /// `se_cmp` (and `se_collapse`): the entries' identity.
+    fn collapse(&self, k: SortKey, a: &Entry, b: &Entry) -> Ordering {
+        match k {
+            SortKey::Sym | SortKey::SymOff => {
+                let o = if a.sym.is_none() && b.sym.is_none() {
+                    // perf's _sort__addr_cmp: the signed difference
+                    // (kernel addresses sort before user ones).
+                    (a.addr.wrapping_sub(b.addr) as i64).cmp(&0)
+                } else {
+                    null_last(self.dso_name(a), self.dso_name(b), scmp).then_with(|| {
+                        null_last(self.sym_of(a), self.sym_of(b), |x, y| {
+                            x.start.cmp(&y.start).then(x.end.cmp(&y.end))
+                        })
+                    })
+                };
+                if k == SortKey::SymOff {
+                    o.then(a.addr.cmp(&b.addr))
+                } else {
+                    o
+                }
+            }
+            _ => self.same(k, a, b),
+        }
+    }
+
+    /// `se_sort`: the output order of entries with equal overheads.
+    fn sort(&self, k: SortKey, a: &Entry, b: &Entry) -> Ordering {
+        match k {
+            SortKey::Sym | SortKey::SymOff => null_last(self.sym_of(a), self.sym_of(b), |x, y| {
+                scmp(self.d.strings.get(x.name), self.d.strings.get(y.name))
+            }),
+            _ => self.same(k, a, b),
+        }
+    }
+}
+
+fn sort_entries(data: &mut ReportData, hi: usize) {
+    let entries = std::mem::take(&mut data.hists[hi].entries);
+    let hits = std::mem::take(&mut data.hists[hi].hits);
+    let keys = data.options.sort.clone();
+    let d = &*data;
+    let cmp = KeyCmp { d };
     // perf's collapsed-tree order (se_cmp of each key).
     let collapse = |a: &Entry, b: &Entry| -> Ordering {
-        for k in &keys {
-            let o = match k {
-                SortKey::Sym | SortKey::SymOff => {
-                    let o = if a.sym.is_none() && b.sym.is_none() {
-                        // perf's _sort__addr_cmp: the signed difference
-                        // (kernel addresses sort before user ones).
-                        (a.addr.wrapping_sub(b.addr) as i64).cmp(&0)
-                    } else {
-                        null_last(dso_name(a), dso_name(b), scmp).then_with(|| {
-                            null_last(sym_of(a), sym_of(b), |x, y| {
-                                x.start.cmp(&y.start).then(x.end.cmp(&y.end))
-                            })
-                        })
-                    };
-                    if *k == SortKey::SymOff {
-                        o.then(a.addr.cmp(&b.addr))
-                    } else {
-                        o
-                    }
-                }
-                _ => same_cmp(k, a, b),
-            };
-            if o != Ordering::Equal {
-                return o;
-            }
-        }
-        Ordering::Equal
+        keys.iter()
+            .map(|&k| cmp.collapse(k, a, b))
+            .find(|o| o.is_ne())
+            .unwrap_or(Ordering::Equal)
     };
     // perf builds hists->entries_in (se_cmp) in sample order, then the
     // collapsed tree (se_collapse, the same comparators here) from its
@@ -2405,15 +2434,6 @@ fn sort_entries(data: &mut ReportData, hi: usize) {
         entries = collapse_like_perf(entries, &collapse);
     }
     let cgp = d.callgraph.as_ref().map(|c| &c.params);
-    // A sort key's `se_sort`.
-    let key_sort = |k: &SortKey, a: &Entry, b: &Entry| -> Ordering {
-        match k {
-            SortKey::Sym | SortKey::SymOff => null_last(sym_of(a), sym_of(b), |x, y| {
-                scmp(d.strings.get(x.name), d.strings.get(y.name))
-            }),
-            _ => same_cmp(k, a, b),
-        }
-    };
     let group_cmp = |a: &Entry, b: &Entry| -> Ordering {
         for i in 1..a.group_periods.len().min(b.group_periods.len()) {
             let o = b.group_periods[i].cmp(&a.group_periods[i]);
@@ -2451,7 +2471,7 @@ fn sort_entries(data: &mut ReportData, hi: usize) {
                     Field::Period => b.period.cmp(&a.period),
                     Field::Sample => b.nr_samples.cmp(&a.nr_samples),
                     Field::Children => children_cmp(a, b),
-                    Field::Key(k) => key_sort(k, a, b),
+                    Field::Key(k) => cmp.sort(*k, a, b),
                 };
                 if o != Ordering::Equal {
                     return o;
@@ -2473,8 +2493,8 @@ fn sort_entries(data: &mut ReportData, hi: usize) {
         if o != Ordering::Equal {
             return o;
         }
-        for k in &keys {
-            let o = key_sort(k, a, b);
+        for &k in &keys {
+            let o = cmp.sort(k, a, b);
             if o != Ordering::Equal {
                 return o;
             }
