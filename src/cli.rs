@@ -382,6 +382,10 @@ pub struct ReportArgs {
     /// Show a column with the sum of the periods.
     #[arg(long = "show-total-period")]
     pub show_total_period: bool,
+    /// Show the entries as a tree, one level per sort key (perf's
+    /// --hierarchy; no --children, no -F).
+    #[arg(long = "hierarchy", conflicts_with = "fields")]
+    pub hierarchy: bool,
     /// Separate the columns with this string, without padding the numbers.
     #[arg(short = 't', long = "field-separator")]
     pub field_separator: Option<String>,

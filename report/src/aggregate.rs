@@ -155,6 +155,8 @@ pub struct Options {
     pub show_threads: bool,
     /// `--show-total-period`: a Period column.
     pub show_total_period: bool,
+    /// `--hierarchy`: entries as a tree, one level per sort key.
+    pub hierarchy: bool,
     /// perf's hpp sort list when `-F` was given (perf's "strict" field
     /// order): `--sort` keys, then the output fields not among them.
     /// `None`: `[Children,] Overhead`, then the sort keys.
@@ -234,6 +236,7 @@ impl Default for Options {
             show_nr_samples: false,
             show_threads: false,
             show_total_period: false,
+            hierarchy: false,
             sort_list: None,
             field_sep: None,
             relative: false,
@@ -304,6 +307,45 @@ pub fn event_desc_names(file: &PerfFile<'_>) -> Vec<Option<String>> {
     names
 }
 
+impl Options {
+    /// perf's `sort__setup_elide`: a sort key filtered to exactly one
+    /// value (`--comms x`, `--dsos x`, `--symbols x`) is not shown as a
+    /// column; the key and its value.
+    pub fn elided_keys(&self) -> Vec<(SortKey, String)> {
+        let mut v = Vec::new();
+        for &k in &self.sort {
+            let list = match k {
+                SortKey::Comm => &self.comms,
+                SortKey::Dso => &self.dsos,
+                SortKey::Sym => &self.symbols,
+                _ => continue,
+            };
+            if let Some(l) = list {
+                if l.len() == 1 {
+                    v.push((k, l[0].clone()));
+                }
+            }
+        }
+        v
+    }
+
+    /// The sort keys shown as columns: all when every one is elided.
+    pub fn shown_keys(&self) -> Vec<SortKey> {
+        let elided = self.elided_keys();
+        let shown: Vec<SortKey> = self
+            .sort
+            .iter()
+            .copied()
+            .filter(|k| !elided.iter().any(|e| e.0 == *k))
+            .collect();
+        if shown.is_empty() {
+            self.sort.clone()
+        } else {
+            shown
+        }
+    }
+}
+
 /// Parses a `--sort` list.
 pub fn parse_sort(s: &str) -> Result<Vec<SortKey>, String> {
     let mut v = Vec::new();
@@ -345,6 +387,19 @@ pub fn parse_fields(s: &str) -> Result<Vec<Field>, String> {
 /// Handle of an interned string (DSO short names, symbol names, srclines).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct StrId(pub u32);
+
+/// perf's `HIST_FILTER__*` bits of [`Entry::filtered`]: which filter
+/// hides the entry.
+pub mod filter {
+    /// `--comms`, `--pid`, `--tid`.
+    pub const THREAD: u8 = 1;
+    /// `--dsos`.
+    pub const DSO: u8 = 2;
+    /// `--symbols`.
+    pub const SYMBOL: u8 = 4;
+    /// `-x`: no `--parent` match.
+    pub const PARENT: u8 = 8;
+}
 
 /// String interner.
 #[derive(Debug, Default)]
@@ -464,8 +519,8 @@ pub struct Entry {
     pub socket: i32,
     /// `--sort parent`: the first callchain symbol matching `--parent`.
     pub parent: Option<StrId>,
-    /// Filtered out by --comms/--pids/--tids/--dsos/--symbols.
-    pub filtered: bool,
+    /// Why the entry is filtered out ([`filter`] bits; 0: shown).
+    pub filtered: u8,
     /// Hidden by `--symbol-filter` (after aggregation: its samples still
     /// count in the header, as in perf).
     pub symbol_filtered: bool,
@@ -519,7 +574,7 @@ impl Entry {
             cpu: 0,
             socket: 0,
             parent: None,
-            filtered: false,
+            filtered: 0,
             symbol_filtered: false,
             cg: None,
             branch: None,
@@ -567,6 +622,33 @@ pub struct Hists {
     /// Members of the group this event leads in the recording (1: none);
     /// perf says "events" for such a leader even with `--no-group`.
     pub recorded_members: u32,
+    /// `--hierarchy`: the tree's nodes, and the first level's in output
+    /// order.
+    pub hierarchy: Vec<HierNode>,
+    pub hierarchy_roots: Vec<usize>,
+}
+
+/// `--hierarchy`: a row of perf's tree of entries, which has one level per
+/// (shown) sort key.
+#[derive(Clone, Debug)]
+pub struct HierNode {
+    /// The level: 0 for the first sort key.
+    pub depth: usize,
+    /// Index of the first entry under the node in [`Hists::entries`]: its
+    /// values of the sort keys are the node's.
+    pub entry: usize,
+    pub period: u64,
+    pub nr_samples: u64,
+    /// Sums of the entries' [`Entry::group_periods`] and
+    /// [`Entry::group_samples`].
+    pub group_periods: Vec<u64>,
+    pub group_samples: Vec<u64>,
+    /// [`filter`] bits as perf sets them for a level: a filter of this
+    /// level's key hides the node when its entries fail it; a filter of
+    /// another level's key hides it when no node below passes.
+    pub filtered: u8,
+    /// The nodes one level down, in output order (none at the last level).
+    pub children: Vec<usize>,
 }
 
 /// Counters for the quality notes.
@@ -1209,6 +1291,8 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
         .enumerate()
         .map(|(i, a)| Hists {
             hits: Vec::new(),
+            hierarchy: Vec::new(),
+            hierarchy_roots: Vec::new(),
             attr_index: i,
             name: names[i].clone().unwrap_or_else(|| event_name(&a.attr)),
             entries: Vec::new(),
@@ -1541,29 +1625,36 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                     }
                     let th = machine.thread(loc.thread);
                     // perf's symbol__parent_filter.
-                    let mut filtered = options.exclude_other && parent.is_none();
-                    if let Some(c) = &options.comms {
-                        filtered |= !c.iter().any(|c| c == machine.comms.get(th.comm));
+                    let mut filtered = 0;
+                    if options.exclude_other && parent.is_none() {
+                        filtered |= filter::PARENT;
                     }
-                    if let Some(p) = &options.pids {
-                        filtered |= !p.contains(&th.pid);
-                    }
-                    if let Some(t) = &options.tids {
-                        filtered |= !t.contains(&th.tid);
+                    let thread_wanted = options
+                        .comms
+                        .as_ref()
+                        .is_none_or(|c| c.iter().any(|c| c == machine.comms.get(th.comm)))
+                        && options.pids.as_ref().is_none_or(|p| p.contains(&th.pid))
+                        && options.tids.as_ref().is_none_or(|t| t.contains(&th.tid));
+                    if !thread_wanted {
+                        filtered |= filter::THREAD;
                     }
                     let dso_name = dso_name_id(&mut dso_names, &mut strings, &machine, loc.map);
                     if let Some(d) = &options.dsos {
-                        filtered |= !loc.map.is_some_and(|m| {
+                        if !loc.map.is_some_and(|m| {
                             let dso = machine.dsos.get(m.dso);
                             d.iter()
                                 .any(|x| *x == dso.short_name || *x == dso.long_name)
-                        });
+                        }) {
+                            filtered |= filter::DSO;
+                        }
                     }
                     if let Some(syms) = &options.symbols {
-                        filtered |= !sym.is_some_and(|id| {
+                        if !sym.is_some_and(|id| {
                             let n = strings.get(resolver.syms[id.0 as usize].name);
                             syms.iter().any(|x| x == n)
-                        });
+                        }) {
+                            filtered |= filter::SYMBOL;
+                        }
                     }
                     if options.branch_mode {
                         let Some(bs) = &s.branch_stack else { continue };
@@ -2107,9 +2198,175 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
         }
     }
     for i in 0..data.hists.len() {
-        sort_entries(&mut data, i);
+        let collapsed = sort_entries(&mut data, i);
+        if data.options.hierarchy {
+            let (nodes, roots) = build_hierarchy(&data, &data.hists[i].entries, collapsed);
+            data.hists[i].hierarchy = nodes;
+            data.hists[i].hierarchy_roots = roots;
+        }
     }
     data
+}
+
+/// perf's `hists__hierarchy_insert_entry` and output resort: the shown
+/// entries merged level by level (a level's node sums the entries that
+/// agree in its key and the keys above), each level in perf's output order.
+fn build_hierarchy(
+    d: &ReportData,
+    entries: &[Entry],
+    collapsed: Vec<usize>,
+) -> (Vec<HierNode>, Vec<usize>) {
+    // perf 6.1 shows elided keys as levels.
+    let levels = &d.options.sort;
+    let cmp = KeyCmp { d };
+    // The filters whose level (key) perf's hist_entry__check_and_remove_filter
+    // looks for.
+    let o = &d.options;
+    let checked: Vec<(u8, &[SortKey])> = [
+        (
+            filter::THREAD,
+            &[SortKey::Comm, SortKey::Pid, SortKey::Tid][..],
+            o.comms.is_some() || o.pids.is_some() || o.tids.is_some(),
+        ),
+        (filter::DSO, &[SortKey::Dso][..], o.dsos.is_some()),
+        (filter::SYMBOL, &[SortKey::Sym][..], o.symbols.is_some()),
+    ]
+    .into_iter()
+    .filter(|c| c.2)
+    .map(|(bit, keys, _)| (bit, keys))
+    .collect();
+    let mut nodes: Vec<HierNode> = Vec::new();
+    let mut parents: Vec<usize> = Vec::new();
+    let mut roots = Vec::new();
+    // perf's rbtree of each node's children (the first level's at 0, node
+    // n's at n + 1), walked with the level key's se_collapse; tree node
+    // ids index the Vec of hierarchy nodes.
+    let mut trees: Vec<(crate::rbtree::RbTree, Vec<usize>)> = vec![Default::default()];
+    // perf inserts the entries in its collapsed tree's order: a node's
+    // first entry, whose values it keeps, is the first in that order.
+    // Every entry, the filtered ones too: a level's node sums them all,
+    // and is shown when one entry below it passes its level's filter.
+    for i in collapsed {
+        let e = &entries[i];
+        let mut parent = usize::MAX;
+        for (depth, &k) in levels.iter().enumerate() {
+            let slot = parent.wrapping_add(1);
+            let (tree, ids) = &trees[slot];
+            let mut walk = tree.root;
+            let mut found = None;
+            while let Some(t) = tree.nodes.get(walk as usize) {
+                let child = ids[walk as usize];
+                match cmp.collapse(k, e, &entries[nodes[child].entry]) {
+                    Ordering::Equal => {
+                        found = Some(child);
+                        break;
+                    }
+                    Ordering::Less => walk = t.left,
+                    Ordering::Greater => walk = t.right,
+                }
+            }
+            let n = match found {
+                Some(n) => n,
+                None => {
+                    let n = nodes.len();
+                    let (tree, ids) = &mut trees[slot];
+                    tree.insert_by(0, |t, _| {
+                        cmp.collapse(k, e, &entries[nodes[ids[t]].entry]) == Ordering::Less
+                    });
+                    ids.push(n);
+                    trees.push(Default::default());
+                    let mut filtered = e.filtered;
+                    for &(bit, keys) in &checked {
+                        if keys.contains(&k) {
+                            if filtered & bit == 0 {
+                                let mut p = parent;
+                                while let Some(up) = nodes.get_mut(p) {
+                                    up.filtered &= !bit;
+                                    p = parents[p];
+                                }
+                            }
+                        } else {
+                            filtered |= nodes.get(parent).map_or(bit, |p| p.filtered & bit);
+                        }
+                    }
+                    // perf's hists__filter_entry_by_symbol (--symbol-filter)
+                    // on the node's first entry.
+                    if e.symbol_filtered {
+                        filtered |= filter::SYMBOL;
+                    }
+                    nodes.push(HierNode {
+                        depth,
+                        entry: i,
+                        period: 0,
+                        nr_samples: 0,
+                        group_periods: vec![0; e.group_periods.len()],
+                        group_samples: vec![0; e.group_samples.len()],
+                        filtered,
+                        children: Vec::new(),
+                    });
+                    parents.push(parent);
+                    match nodes.get_mut(parent) {
+                        Some(p) => p.children.push(n),
+                        None => roots.push(n),
+                    }
+                    n
+                }
+            };
+            let node = &mut nodes[n];
+            node.period += e.period;
+            node.nr_samples += e.nr_samples;
+            for (sum, v) in node.group_periods.iter_mut().zip(e.group_periods.iter()) {
+                *sum += v;
+            }
+            for (sum, v) in node.group_samples.iter_mut().zip(e.group_samples.iter()) {
+                *sum += v;
+            }
+            parent = n;
+        }
+    }
+    // perf's hist_entry__sort on each level: overhead (the group's
+    // members next), then every sort key's se_sort, then -n's samples.
+    let order = |a: &HierNode, b: &HierNode| -> Ordering {
+        b.period
+            .cmp(&a.period)
+            .then_with(|| {
+                let members = a.group_periods.iter().zip(&b.group_periods).skip(1);
+                members
+                    .map(|(x, y)| y.cmp(x))
+                    .find(|o| o.is_ne())
+                    .unwrap_or(Ordering::Equal)
+            })
+            .then_with(|| {
+                let (x, y) = (&entries[a.entry], &entries[b.entry]);
+                d.options
+                    .sort
+                    .iter()
+                    .map(|&k| cmp.sort(k, x, y))
+                    .find(|o| o.is_ne())
+                    .unwrap_or(Ordering::Equal)
+            })
+            .then_with(|| {
+                if d.options.show_nr_samples {
+                    b.nr_samples.cmp(&a.nr_samples)
+                } else {
+                    Ordering::Equal
+                }
+            })
+    };
+    // perf inserts each level's nodes, in its collapse tree's order, into
+    // an output rbtree: equal ones keep that order.
+    for (slot, (tree, ids)) in trees.iter().enumerate() {
+        let collapsed: Vec<usize> = tree.in_order().into_iter().map(|t| ids[t]).collect();
+        let output = crate::callgraph::rb_insertion_order(collapsed.len(), |n, e| {
+            order(&nodes[collapsed[n]], &nodes[collapsed[e]]) == Ordering::Less
+        });
+        let sorted: Vec<usize> = output.into_iter().map(|i| collapsed[i]).collect();
+        match slot.checked_sub(1) {
+            Some(parent) => nodes[parent].children = sorted,
+            None => roots = sorted,
+        }
+    }
+    (nodes, roots)
 }
 
 /// The interned short name of `map`'s DSO, remembered per DSO (the `dso`
@@ -2397,7 +2654,9 @@ impl<'a> KeyCmp<'a> {
     }
 }
 
-fn sort_entries(data: &mut ReportData, hi: usize) {
+/// Sorts an event's entries into perf's output order; returns their
+/// indexes in perf's collapsed-tree order (see [`build_hierarchy`]).
+fn sort_entries(data: &mut ReportData, hi: usize) -> Vec<usize> {
     let entries = std::mem::take(&mut data.hists[hi].entries);
     let hits = std::mem::take(&mut data.hists[hi].hits);
     let keys = data.options.sort.clone();
@@ -2430,7 +2689,8 @@ fn sort_entries(data: &mut ReportData, hi: usize) {
     entries = in_tree_order(entries);
     if !tree_keys {
         entries = in_tree_order(entries);
-    } else if d.options.need_collapse {
+    } else if d.options.need_collapse && !d.options.hierarchy {
+        // (--hierarchy collapses level by level: build_hierarchy.)
         entries = collapse_like_perf(entries, &collapse);
     }
     let cgp = d.callgraph.as_ref().map(|c| &c.params);
@@ -2511,7 +2771,13 @@ fn sort_entries(data: &mut ReportData, hi: usize) {
     let order = crate::callgraph::rb_insertion_order(entries.len(), |n, e| {
         output(&entries[n], &entries[e]) == Ordering::Less
     });
+    // Where each entry of the collapsed order lands in the output order.
+    let mut collapsed = vec![0; order.len()];
+    for (position, &i) in order.iter().enumerate() {
+        collapsed[i] = position;
+    }
     data.hists[hi].entries = permute(entries, &order);
+    collapsed
 }
 
 /// Sort keys whose perf comparator is not transitive: `sym` compares two

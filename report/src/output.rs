@@ -60,40 +60,11 @@ struct Widths {
     time: usize,
 }
 
-/// perf's `sort__setup_elide`: a key filtered to exactly one value
-/// (`--comms x`, `--dsos x`, `--symbols x`) is not shown as a column.
-fn elided(data: &ReportData) -> Vec<(SortKey, String)> {
-    let o = &data.options;
-    let mut v = Vec::new();
-    for &k in &o.sort {
-        let list = match k {
-            SortKey::Comm => &o.comms,
-            SortKey::Dso => &o.dsos,
-            SortKey::Sym => &o.symbols,
-            _ => continue,
-        };
-        if let Some(l) = list {
-            if l.len() == 1 {
-                v.push((k, l[0].clone()));
-            }
-        }
-    }
-    v
-}
-
 fn fields_of(data: &ReportData) -> Vec<Field> {
-    let el = elided(data);
-    let all_elided = data
-        .options
-        .sort
-        .iter()
-        .all(|k| el.iter().any(|e| e.0 == *k));
-    let v = fields_all(data);
-    if all_elided {
-        return v;
-    }
-    v.into_iter()
-        .filter(|f| !matches!(f, Field::Key(k) if el.iter().any(|e| e.0 == *k)))
+    let shown = data.options.shown_keys();
+    fields_all(data)
+        .into_iter()
+        .filter(|f| !matches!(f, Field::Key(k) if !shown.contains(k)))
         .collect()
 }
 
@@ -222,7 +193,7 @@ impl<'a> SharedPrefixes<'a> {
 }
 
 fn visible(e: &Entry) -> bool {
-    !e.filtered && !e.symbol_filtered
+    e.filtered == 0 && !e.symbol_filtered
 }
 
 fn sym_name<'a>(data: &'a ReportData, e: &Entry) -> Option<&'a str> {
@@ -231,6 +202,18 @@ fn sym_name<'a>(data: &'a ReportData, e: &Entry) -> Option<&'a str> {
 }
 
 fn calc_widths(data: &ReportData, h: &Hists) -> Widths {
+    let shown = h.entries.iter().filter(|e| visible(e)).map(|e| (e, None));
+    calc_widths_of(data, h, shown)
+}
+
+/// perf's `hists__calc_col_len` over `shown` entries. An entry that stands
+/// for a `--hierarchy` level comes with its key: perf keeps its srcline,
+/// srcfile and trace output only at their own levels.
+fn calc_widths_of<'e>(
+    data: &ReportData,
+    h: &Hists,
+    shown: impl Iterator<Item = (&'e Entry, Option<SortKey>)>,
+) -> Widths {
     let mut w = Widths {
         comm: 0,
         thread: 0,
@@ -263,8 +246,9 @@ fn calc_widths(data: &ReportData, h: &Hists) -> Widths {
         SortKey::Trace,
         keys.contains(&SortKey::Trace),
     );
-    for e in h.entries.iter().filter(|e| visible(e)) {
-        if let Some(t) = e.trace {
+    for (e, level) in shown {
+        let at_level = |k: SortKey| level.is_none_or(|l| l == k);
+        if let (Some(t), true) = (e.trace, at_level(SortKey::Trace)) {
             if e.nr_samples >= 2 || trace_shared.shared(e) {
                 w.trace = w.trace.max(data.strings.get(t).len());
             }
@@ -286,7 +270,7 @@ fn calc_widths(data: &ReportData, h: &Hists) -> Widths {
         if let Some(m) = e.map {
             w.dso = w.dso.max(data.machine.dsos.get(m.dso).short_name.len());
         }
-        if let Some(s) = e.srcline {
+        if let (Some(s), true) = (e.srcline, at_level(SortKey::Srcline)) {
             w.srcline = w.srcline.max(data.strings.get(s).len());
         }
         if let Some(p) = e.parent {
@@ -295,7 +279,9 @@ fn calc_widths(data: &ReportData, h: &Hists) -> Widths {
         // perf computes he->srcfile lazily in se_cmp: after another key,
         // only entries a later sample merged into have it when the widths
         // are computed.
-        if srcfile_first || e.nr_samples >= 2 || srcfile_shared.shared(e) {
+        if at_level(SortKey::Srcfile)
+            && (srcfile_first || e.nr_samples >= 2 || srcfile_shared.shared(e))
+        {
             let sf = e.srcfile.map_or(0, |s| data.strings.get(s).len());
             w.srcfile = w.srcfile.max(sf);
         }
@@ -530,7 +516,7 @@ fn write_hists(
         nr_samples = h
             .entries
             .iter()
-            .filter(|e| !e.filtered)
+            .filter(|e| e.filtered == 0)
             .map(|e| e.nr_samples)
             .sum();
         total = totals.iter().sum();
@@ -553,6 +539,48 @@ fn write_hists(
 
     let fields = fields_of(data);
     let w = calc_widths(data, h);
+    if data.options.hierarchy && data.options.field_sep.is_none() {
+        let overheads: Vec<(Field, usize)> = fields
+            .iter()
+            .filter(|f| !matches!(f, Field::Key(_)))
+            .map(|&f| (f, if f == Field::Overhead { 8 } else { 12 } * nr_members))
+            .collect();
+        // perf's hierarchy_recalc_total_periods: the first level's sums,
+        // filtered entries included unless --percentage relative.
+        let roots = || {
+            h.hierarchy_roots
+                .iter()
+                .map(|&n| &h.hierarchy[n])
+                .filter(|n| !relative || n.filtered == 0)
+        };
+        let totals: Vec<u64> = if grouped {
+            (0..nr_members)
+                .map(|mi| {
+                    roots()
+                        .map(|n| n.group_periods.get(mi).copied().unwrap_or(0))
+                        .sum()
+                })
+                .collect()
+        } else {
+            vec![roots().map(|n| n.period).sum()]
+        };
+        let levels = data.options.sort.clone();
+        let shown = h
+            .hierarchy
+            .iter()
+            .filter(|n| n.filtered == 0)
+            .map(|n| (&h.entries[n.entry], Some(levels[n.depth])));
+        let w = calc_widths_of(data, h, shown);
+        let hierarchy = Hierarchy {
+            data,
+            h,
+            w: &w,
+            overheads: &overheads,
+            levels,
+            totals: &totals,
+        };
+        return hierarchy.write(out, head);
+    }
     let sep = data.options.field_sep.as_deref();
     let col_width = |f: &Field| -> usize {
         match f {
@@ -689,6 +717,154 @@ fn write_hists(
     Ok(())
 }
 
+/// `--hierarchy`'s table of one event (perf's `print_hierarchy_header` and
+/// `hist_entry__hierarchy_fprintf`).
+struct Hierarchy<'a> {
+    data: &'a ReportData,
+    h: &'a Hists,
+    w: &'a Widths,
+    /// The columns before the keys (overhead, -n's samples, periods), with
+    /// their widths.
+    overheads: &'a [(Field, usize)],
+    levels: Vec<SortKey>,
+    /// Per group member: the total of percentages.
+    totals: &'a [u64],
+}
+
+/// perf's HIERARCHY_INDENT.
+const HIERARCHY_INDENT: usize = 3;
+
+/// The length of perf's string of dots for `--hierarchy` headers.
+const HIERARCHY_DOTS: usize = 207;
+
+impl Hierarchy<'_> {
+    /// The indent for the levels below the first, before the keys.
+    fn key_indent(&self) -> usize {
+        self.levels.len().saturating_sub(1) * HIERARCHY_INDENT
+    }
+
+    fn write(&self, out: &mut dyn Write, mut head: Vec<u8>) -> io::Result<()> {
+        let data = self.data;
+        let indent = self.key_indent();
+        let mut header = format!("# {}", " ".repeat(indent));
+        for (f, width) in self.overheads {
+            let name = match f {
+                Field::Sample => "Samples",
+                Field::Period => "Period",
+                _ => "Overhead",
+            };
+            header.push_str(&format!("{name:>width$}  "));
+        }
+        let names: Vec<&str> = self.levels.iter().map(|k| k.header().trim()).collect();
+        let names = names.join(" / ");
+        header.push_str(&names);
+        let mut dots = format!("# {}", ".".repeat(indent.min(HIERARCHY_DOTS)));
+        let columns: Vec<String> = self.overheads.iter().map(|(_, w)| ".".repeat(*w)).collect();
+        dots.push_str(&columns.join(".."));
+        let widest = self
+            .levels
+            .iter()
+            .enumerate()
+            .map(|(depth, &k)| depth * HIERARCHY_INDENT + key_width(k, self.w))
+            .max()
+            .unwrap_or(0);
+        dots.push_str("  ");
+        // perf prints these from a 207-dot string ("%.*s").
+        dots.push_str(&".".repeat(widest.max(names.len()).min(HIERARCHY_DOTS)));
+        writeln!(head, "{header}")?;
+        writeln!(head, "{dots}")?;
+        writeln!(head, "#")?;
+        if !data.options.quiet {
+            out.write_all(&head)?;
+        }
+        for &n in &self.h.hierarchy_roots {
+            self.write_node(out, n)?;
+        }
+        writeln!(out)?;
+        writeln!(out)?;
+        Ok(())
+    }
+
+    /// Above `--percent-limit`.
+    fn above_limit(&self, n: usize) -> bool {
+        let limit = self.data.options.percent_limit;
+        limit <= 0.0 || pct(self.h.hierarchy[n].period, self.totals[0]) >= limit
+    }
+
+    fn write_node(&self, out: &mut dyn Write, n: usize) -> io::Result<()> {
+        let data = self.data;
+        let node = &self.h.hierarchy[n];
+        // perf's __rb_hierarchy_next walks every node: a hidden one's
+        // children still print.
+        if node.filtered != 0 || !self.above_limit(n) {
+            for &c in &node.children {
+                self.write_node(out, c)?;
+            }
+            return Ok(());
+        }
+        let e = &self.h.entries[node.entry];
+        let mut line = " ".repeat(node.depth * HIERARCHY_INDENT);
+        for (f, _) in self.overheads {
+            line.push_str("  ");
+            let grouped = self.totals.len() > 1;
+            match f {
+                Field::Sample | Field::Period => {
+                    let (v, g) = if *f == Field::Sample {
+                        (node.nr_samples, &node.group_samples)
+                    } else {
+                        (node.period, &node.group_periods)
+                    };
+                    if grouped {
+                        for x in g {
+                            line.push_str(&format!("{x:>12}"));
+                        }
+                    } else {
+                        line.push_str(&format!("{v:>12}"));
+                    }
+                }
+                _ if grouped => {
+                    for (p, t) in node.group_periods.iter().zip(self.totals) {
+                        line.push_str(&format!("{:>8}", format!("{:.2}%", pct(*p, *t))));
+                    }
+                }
+                _ => line.push_str(&format!(
+                    "{:>8}",
+                    format!("{:.2}%", pct(node.period, self.totals[0]))
+                )),
+            }
+        }
+        line.push_str(&" ".repeat(self.key_indent()));
+        line.push_str("  ");
+        let k = self.levels[node.depth];
+        line.push_str(key_value(data, e, k, key_width(k, self.w)).trim_start());
+        writeln!(out, "{line}")?;
+        if node.depth + 1 == self.levels.len() {
+            return write_callgraph(out, data, self.h, e);
+        }
+        // perf's hist_entry__has_hierarchy_children: the first child
+        // not filtered out, above the limit.
+        let first = node
+            .children
+            .iter()
+            .find(|&&c| self.h.hierarchy[c].filtered == 0);
+        if !first.is_some_and(|&c| self.above_limit(c)) {
+            let overhead_width: usize =
+                self.overheads.iter().map(|(_, w)| w + 2).sum::<usize>() - 2;
+            let pad = (self.levels.len() + node.depth) * HIERARCHY_INDENT + overhead_width + 4;
+            writeln!(
+                out,
+                "{}no entry >= {:.2}%",
+                " ".repeat(pad),
+                data.options.percent_limit
+            )?;
+        }
+        for &c in &node.children {
+            self.write_node(out, c)?;
+        }
+        Ok(())
+    }
+}
+
 /// One entry with `-t SEP` (perf's `hist_entry__snprintf` with
 /// `field_sep`): numbers unpadded after one space, every column but the
 /// last padded to its width, SEP's first character in values replaced by
@@ -782,7 +958,7 @@ pub fn write_report(out: &mut dyn Write, data: &ReportData) -> io::Result<()> {
             // perf stops with "The <file> data has no samples!".
             return Ok(());
         }
-        for (k, v) in elided(data) {
+        for (k, v) in data.options.elided_keys() {
             let name = match k {
                 SortKey::Comm => "comm",
                 SortKey::Dso => "dso",

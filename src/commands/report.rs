@@ -112,7 +112,12 @@ fn options(args: &ReportArgs) -> Result<Options> {
         prec_report::callgraph::parse_report_opt(g, &mut o.callgraph)
             .map_err(anyhow::Error::msg)?;
     }
-    if args.no_children {
+    // perf turns --children off for --hierarchy, and collapses.
+    o.hierarchy = args.hierarchy;
+    if args.hierarchy {
+        o.need_collapse = true;
+    }
+    if args.no_children || args.hierarchy {
         o.callgraph.children = false;
     } else if args.children {
         o.callgraph.children = true;
