@@ -309,6 +309,10 @@ fn sort_pipeline_symbol_keys() {
             &["-F", "overhead,sym,comm"],
             &["--sort", "sym", "--dsos", "libc.so.6"],
             &["--sort", "sym,dso"],
+            // --hierarchy: level-wise collapse of the same entries.
+            &["--hierarchy"],
+            &["--hierarchy", "--sort", "sym"],
+            &["--hierarchy", "--sort", "pid,sym", "--dsos", "libc.so.6"],
         ],
     );
 }

@@ -400,3 +400,48 @@ fn refused_options_match_perf() {
         ],
     );
 }
+
+/// `--hierarchy`: perf's tree of entries (one level per sort key), its
+/// per-level filter marks, `--percent-limit`'s "no entry" lines, -n and
+/// periods, groups, and leaf call graphs (in caller order, as perf turns
+/// --children off after choosing it). Not on pipe-mode files: perf 6.1
+/// prints no samples for them with --hierarchy (prec shows the tree).
+#[test]
+fn hierarchy_matches_perf() {
+    if !require_perf() {
+        return;
+    }
+    let files: Vec<PathBuf> = files()
+        .into_iter()
+        .filter(|f| !file_name(f).contains("pipe"))
+        .collect();
+    check(
+        &files,
+        &[
+            &["--hierarchy"],
+            &[
+                "--hierarchy",
+                "-n",
+                "--show-total-period",
+                "--sort",
+                "comm,dso",
+            ],
+            &["--hierarchy", "--sort", "sym"],
+            &["--hierarchy", "--sort", "pid,sym", "-g", "none"],
+            &["--hierarchy", "--percent-limit", "5"],
+            &["--hierarchy", "--comms", "hot3,worker-a"],
+            &["--hierarchy", "--dsos", "libc.so.6"],
+            &["--hierarchy", "--sort", "comm,sym", "--dsos", "libc.so.6"],
+            &[
+                "--hierarchy",
+                "--percentage",
+                "relative",
+                "--comms",
+                "worker-b",
+            ],
+            &["--hierarchy", "--symbol-filter", "a"],
+            &["--hierarchy", "--group", "--sort", "dso,sym"],
+            &["--hierarchy", "--no-children", "--sort", "dso,sym"],
+        ],
+    );
+}

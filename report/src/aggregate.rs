@@ -605,6 +605,9 @@ pub struct CallgraphData {
     pub frames: Frames,
     /// perf's `hists->callchain_period`, per hists.
     pub callchain_period: Vec<u64>,
+    /// perf's `callchain_non_filtered_period` (for `--percentage
+    /// relative`), per hists.
+    pub callchain_unfiltered_period: Vec<u64>,
 }
 
 /// One event's hists.
@@ -2150,10 +2153,23 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                 }
             }
         }
+        // perf's callchain_non_filtered_period: the self periods of
+        // entries no filter hides.
+        let callchain_unfiltered_period = hists
+            .iter()
+            .map(|h| {
+                h.entries
+                    .iter()
+                    .filter(|e| e.filtered == 0)
+                    .map(|e| e.period)
+                    .sum()
+            })
+            .collect();
         Some(CallgraphData {
             params: cgp,
             frames: cg_frames,
             callchain_period,
+            callchain_unfiltered_period,
         })
     } else {
         None
@@ -2687,10 +2703,12 @@ fn sort_entries(data: &mut ReportData, hi: usize) -> Vec<usize> {
         permute(entries, &order)
     };
     entries = in_tree_order(entries);
-    if !tree_keys {
+    if d.options.hierarchy {
+        // perf's hierarchy collapses entries_in level by level
+        // (build_hierarchy).
+    } else if !tree_keys {
         entries = in_tree_order(entries);
-    } else if d.options.need_collapse && !d.options.hierarchy {
-        // (--hierarchy collapses level by level: build_hierarchy.)
+    } else if d.options.need_collapse {
         entries = collapse_like_perf(entries, &collapse);
     }
     let cgp = d.callgraph.as_ref().map(|c| &c.params);

@@ -120,7 +120,14 @@ impl callgraph::Namer for Namer<'_> {
 }
 
 /// Prints an entry's call graph (perf's `hist_entry_callchain__fprintf`).
-fn write_callgraph(out: &mut dyn Write, data: &ReportData, h: &Hists, e: &Entry) -> io::Result<()> {
+/// `total` is what percentages are of.
+fn write_callgraph(
+    out: &mut dyn Write,
+    data: &ReportData,
+    h: &Hists,
+    e: &Entry,
+    total: u64,
+) -> io::Result<()> {
     let Some(cg) = &data.callgraph else {
         return Ok(());
     };
@@ -130,7 +137,12 @@ fn write_callgraph(out: &mut dyn Write, data: &ReportData, h: &Hists, e: &Entry)
         return Ok(());
     };
     let parent = if p.children { ecg.acc_period } else { e.period };
-    let cp = cg.callchain_period.get(h.attr_index).copied().unwrap_or(0);
+    let periods = if data.options.relative {
+        &cg.callchain_unfiltered_period
+    } else {
+        &cg.callchain_period
+    };
+    let cp = periods.get(h.attr_index).copied().unwrap_or(0);
     let min_hit = (cp as f64 * (p.min_percent / 100.0)) as u64;
     callgraph::write_graph(
         out,
@@ -138,7 +150,7 @@ fn write_callgraph(out: &mut dyn Write, data: &ReportData, h: &Hists, e: &Entry)
         &cg.frames,
         &Namer(data),
         p,
-        h.total_period,
+        total,
         parent,
         min_hit,
     )
@@ -638,7 +650,7 @@ fn write_hists(
         if let Some(sep) = sep {
             write_sep_line(&mut line, data, e, &fields, &w, &totals, sep);
             writeln!(out, "{line}")?;
-            write_callgraph(out, data, h, e)?;
+            write_callgraph(out, data, h, e, h.total_period)?;
             continue;
         }
         line.push_str("  ");
@@ -710,7 +722,7 @@ fn write_hists(
             }
         }
         writeln!(out, "{line}")?;
-        write_callgraph(out, data, h, e)?;
+        write_callgraph(out, data, h, e, h.total_period)?;
     }
     writeln!(out)?;
     writeln!(out)?;
@@ -839,7 +851,9 @@ impl Hierarchy<'_> {
         line.push_str(key_value(data, e, k, key_width(k, self.w)).trim_start());
         writeln!(out, "{line}")?;
         if node.depth + 1 == self.levels.len() {
-            return write_callgraph(out, data, self.h, e);
+            // perf's hierarchy takes hists__total_period (--percentage
+            // relative: the shown entries'), the flat output the total.
+            return write_callgraph(out, data, self.h, e, self.totals[0]);
         }
         // perf's hist_entry__has_hierarchy_children: the first child
         // not filtered out, above the limit.

@@ -112,18 +112,26 @@ fn options(args: &ReportArgs) -> Result<Options> {
         prec_report::callgraph::parse_report_opt(g, &mut o.callgraph)
             .map_err(anyhow::Error::msg)?;
     }
-    // perf turns --children off for --hierarchy, and collapses.
     o.hierarchy = args.hierarchy;
     if args.hierarchy {
         o.need_collapse = true;
     }
-    if args.no_children || args.hierarchy {
+    if args.no_children {
         o.callgraph.children = false;
     } else if args.children {
         o.callgraph.children = true;
     }
     if args.inverted {
         o.callgraph.order = prec_report::callchain::Order::Caller;
+    }
+    // perf turns --children off for --hierarchy after choosing the
+    // children's caller order.
+    if args.hierarchy {
+        if o.callgraph.children && !o.callgraph.order_set {
+            o.callgraph.order = prec_report::callchain::Order::Caller;
+            o.callgraph.order_set = true;
+        }
+        o.callgraph.children = false;
     }
     if let Some(n) = args.max_stack {
         o.callgraph.max_stack = n;
