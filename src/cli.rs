@@ -382,6 +382,9 @@ pub struct ReportArgs {
     /// Show a column with the sum of the periods.
     #[arg(long = "show-total-period")]
     pub show_total_period: bool,
+    /// Show the overhead of kernel (sys) and user (usr) samples too.
+    #[arg(long = "show-cpu-utilization")]
+    pub show_cpu_utilization: bool,
     /// Show the entries as a tree, one level per sort key (perf's
     /// --hierarchy; no --children, no -F).
     #[arg(long = "hierarchy", conflicts_with = "fields")]

@@ -442,6 +442,41 @@ fn hierarchy_matches_perf() {
             &["--hierarchy", "--symbol-filter", "a"],
             &["--hierarchy", "--group", "--sort", "dso,sym"],
             &["--hierarchy", "--no-children", "--sort", "dso,sym"],
+            &["--hierarchy", "--show-cpu-utilization", "-n"],
+        ],
+    );
+}
+
+/// `--show-cpu-utilization` (sys and usr columns after the overhead) and
+/// perf's `overhead_sys`/`overhead_us`/`overhead_guest_*` fields, alone,
+/// with groups, -n, periods, `-t` and filters (--hierarchy: above).
+#[test]
+fn cpu_utilization_matches_perf() {
+    if !require_perf() {
+        return;
+    }
+    check(
+        &files(),
+        &[
+            &["--show-cpu-utilization"],
+            &[
+                "--show-cpu-utilization",
+                "-n",
+                "--show-total-period",
+                "--sort",
+                "dso",
+            ],
+            &["--show-cpu-utilization", "--group"],
+            &["--show-cpu-utilization", "-t", ","],
+            &[
+                "--show-cpu-utilization",
+                "--comms",
+                "worker-a",
+                "--percentage",
+                "relative",
+            ],
+            &["-F", "overhead_sys,overhead_us,overhead,comm,dso"],
+            &["-F", "overhead,overhead_guest_sys,overhead_guest_us,sym"],
         ],
     );
 }

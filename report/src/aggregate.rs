@@ -135,6 +135,10 @@ pub enum Field {
     /// `--children`: the Children column.
     Children,
     Overhead,
+    /// The overhead of the samples in one cpumode (`--show-cpu-utilization`
+    /// and perf's `overhead_sys`, `overhead_us`, `overhead_guest_sys`,
+    /// `overhead_guest_us`): the [`ModePeriods`] slot.
+    ModeOverhead(usize),
     Sample,
     Period,
     Key(SortKey),
@@ -157,6 +161,12 @@ pub struct Options {
     pub show_total_period: bool,
     /// `--hierarchy`: entries as a tree, one level per sort key.
     pub hierarchy: bool,
+    /// Keep the periods by cpumode (`--show-cpu-utilization`, `-F
+    /// overhead_sys,...`).
+    pub cpu_utilization: bool,
+    /// `--show-cpu-utilization`: `sys` and `usr` columns after the
+    /// overhead.
+    pub show_cpu_utilization: bool,
     /// perf's hpp sort list when `-F` was given (perf's "strict" field
     /// order): `--sort` keys, then the output fields not among them.
     /// `None`: `[Children,] Overhead`, then the sort keys.
@@ -237,6 +247,8 @@ impl Default for Options {
             show_threads: false,
             show_total_period: false,
             hierarchy: false,
+            cpu_utilization: false,
+            show_cpu_utilization: false,
             sort_list: None,
             field_sep: None,
             relative: false,
@@ -372,6 +384,10 @@ pub fn parse_fields(s: &str) -> Result<Vec<Field>, String> {
         let f = match k {
             "overhead" => Field::Overhead,
             "overhead_children" => Field::Children,
+            "overhead_sys" => Field::ModeOverhead(0),
+            "overhead_us" => Field::ModeOverhead(1),
+            "overhead_guest_sys" => Field::ModeOverhead(2),
+            "overhead_guest_us" => Field::ModeOverhead(3),
             "sample" => Field::Sample,
             "period" => Field::Period,
             _ => match SortKey::parse(k) {
@@ -387,6 +403,42 @@ pub fn parse_fields(s: &str) -> Result<Vec<Field>, String> {
 /// Handle of an interned string (DSO short names, symbol names, srclines).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct StrId(pub u32);
+
+/// perf's `he_stat` periods by the samples' cpumode: kernel (`sys`), user
+/// (`usr`), guest kernel and guest user; other modes count in none.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ModePeriods(pub [u64; 4]);
+
+impl ModePeriods {
+    /// perf's column header of a slot.
+    pub fn header(slot: usize) -> &'static str {
+        ["sys", "usr", "guest sys", "guest usr"][slot.min(3)]
+    }
+
+    /// The slot of a `PERF_RECORD_MISC_*` cpumode.
+    fn slot(cpumode: u16) -> Option<usize> {
+        use prec_format::constants::misc;
+        match cpumode {
+            misc::KERNEL => Some(0),
+            misc::USER => Some(1),
+            misc::GUEST_KERNEL => Some(2),
+            misc::GUEST_USER => Some(3),
+            _ => None,
+        }
+    }
+
+    fn add(&mut self, cpumode: u16, period: u64) {
+        if let Some(i) = Self::slot(cpumode) {
+            self.0[i] += period;
+        }
+    }
+
+    fn merge(&mut self, other: &ModePeriods) {
+        for (a, b) in self.0.iter_mut().zip(other.0) {
+            *a += b;
+        }
+    }
+}
 
 /// perf's `HIST_FILTER__*` bits of [`Entry::filtered`]: which filter
 /// hides the entry.
@@ -526,6 +578,12 @@ pub struct Entry {
     pub symbol_filtered: bool,
     /// Call-graph mode: children period and call tree.
     pub cg: Option<Box<EntryCg>>,
+    /// With CPU-utilization columns: the period by cpumode (see
+    /// [`ModePeriods`]).
+    pub mode_periods: Option<Box<ModePeriods>>,
+    /// The group members' [`Entry::mode_periods`] (leader first) in group
+    /// mode.
+    pub group_mode_periods: Box<[ModePeriods]>,
     /// Branch mode: the branch of this entry (boxed: most reports have
     /// none, and entries are many).
     pub branch: Option<Box<BranchInfo>>,
@@ -549,13 +607,24 @@ impl Entry {
             parent: self.parent,
             filtered: self.filtered,
             symbol_filtered: self.symbol_filtered,
+            mode_periods: self.mode_periods.as_ref().map(|_| Box::default()),
             ..Entry::blank(self.thread, self.comm)
+        }
+    }
+
+    /// Adds `period` of a sample in `cpumode` to the CPU-utilization
+    /// periods, if kept.
+    fn add_mode_period(&mut self, cpumode: u16, period: u64) {
+        if let Some(m) = &mut self.mode_periods {
+            m.add(cpumode, period);
         }
     }
 
     /// An entry of `thread` with nothing else set yet.
     fn blank(thread: ThreadId, comm: CommId) -> Entry {
         Entry {
+            mode_periods: None,
+            group_mode_periods: Box::default(),
             period: 0,
             nr_samples: 0,
             group_periods: Box::default(),
@@ -619,7 +688,7 @@ pub struct Hists {
     pub entries: Vec<Entry>,
     index: HashMap<Key, usize>,
     /// [`perf_tree_keys`] mode: each sample's entry and period, in order.
-    hits: Vec<(u32, u64)>,
+    hits: Vec<(u32, u16, u64)>,
     pub nr_samples: u64,
     pub total_period: u64,
     /// Members of the group this event leads in the recording (1: none);
@@ -646,6 +715,10 @@ pub struct HierNode {
     /// [`Entry::group_samples`].
     pub group_periods: Vec<u64>,
     pub group_samples: Vec<u64>,
+    /// Sums of the entries' [`Entry::mode_periods`] and
+    /// [`Entry::group_mode_periods`].
+    pub mode_periods: ModePeriods,
+    pub group_mode_periods: Vec<ModePeriods>,
     /// [`filter`] bits as perf sets them for a level: a filter of this
     /// level's key hides the node when its entries fail it; a filter of
     /// another level's key hides it when no node below passes.
@@ -1421,6 +1494,8 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
         None
     };
     let mut replay = SampleReplay::default();
+    let cpu_utilization = options.cpu_utilization;
+    let mode_periods = || cpu_utilization.then(Box::<ModePeriods>::default);
     let mut replay_kernel_epoch = machine.kernel_epoch;
     let mut sample_reads = crate::sample_read::SampleReads::default();
     let mut effects: Vec<Effect> = Vec::new();
@@ -1744,6 +1819,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                     socket,
                                     filtered,
                                     branch: Some(Box::new(bi)),
+                                    mode_periods: mode_periods(),
                                     ..Entry::blank(loc.thread, loc.comm)
                                 });
                             }
@@ -1829,6 +1905,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                             socket,
                             parent,
                             filtered,
+                            mode_periods: mode_periods(),
                             ..Entry::blank(loc.thread, loc.comm)
                         });
                     }
@@ -1871,7 +1948,8 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                         ai as u64
                             | (s.callchain.is_some() as u64) << 32
                             | (loc.level as u64) << 40
-                            | (filtered as u64) << 48,
+                            | (filtered as u64) << 48
+                            | (r.cpumode() as u64) << 56,
                         idx as u64,
                         loc.comm.0 as u64 | (key_tid as u32 as u64) << 32,
                         key_cpu as u64 | (key_socket as u32 as u64) << 32,
@@ -1903,7 +1981,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                             hists[ai].nr_samples += 1;
                             hists[ai].total_period += period;
                             if tree_keys {
-                                hists[ai].hits.push((idx as u32, period));
+                                hists[ai].hits.push((idx as u32, r.cpumode(), period));
                             }
                             if let Some(pending) = raw_pending {
                                 let outcome = RawOutcome {
@@ -1921,15 +1999,17 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                     h.nr_samples += 1;
                     h.total_period += period;
                     if tree_keys {
-                        h.hits.push((idx as u32, period));
+                        h.hits.push((idx as u32, r.cpumode(), period));
                     }
                     let e = &mut h.entries[idx];
                     e.period += period;
                     e.nr_samples += 1;
+                    e.add_mode_period(r.cpumode(), period);
                     let mut own = Effect {
                         entry: idx as u32,
                         own: true,
                         acc: false,
+                        cpumode: r.cpumode() as u8,
                         node: NO_NODE,
                     };
                     if cg_on {
@@ -2081,6 +2161,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                         socket,
                                         parent,
                                         filtered,
+                                        mode_periods: mode_periods(),
                                         ..Entry::blank(loc.thread, loc.comm)
                                     });
                                 }
@@ -2094,6 +2175,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                     entry: cidx as u32,
                                     own: false,
                                     acc: true,
+                                    cpumode: 0,
                                     node,
                                 });
                             }
@@ -2317,6 +2399,11 @@ fn build_hierarchy(
                         nr_samples: 0,
                         group_periods: vec![0; e.group_periods.len()],
                         group_samples: vec![0; e.group_samples.len()],
+                        mode_periods: ModePeriods::default(),
+                        group_mode_periods: vec![
+                            ModePeriods::default();
+                            e.group_mode_periods.len()
+                        ],
                         filtered,
                         children: Vec::new(),
                     });
@@ -2336,6 +2423,16 @@ fn build_hierarchy(
             }
             for (sum, v) in node.group_samples.iter_mut().zip(e.group_samples.iter()) {
                 *sum += v;
+            }
+            if let Some(m) = &e.mode_periods {
+                node.mode_periods.merge(m);
+            }
+            for (sum, m) in node
+                .group_mode_periods
+                .iter_mut()
+                .zip(e.group_mode_periods.iter())
+            {
+                sum.merge(m);
             }
             parent = n;
         }
@@ -2409,6 +2506,7 @@ fn apply_effects(h: &mut Hists, effects: &[Effect], count: u64, period: u64) {
         if eff.own {
             e.period += period;
             e.nr_samples += count;
+            e.add_mode_period(eff.cpumode as u16, period);
         }
         if let Some(cg) = &mut e.cg {
             if eff.acc {
@@ -2497,6 +2595,10 @@ fn link_group(data: &mut ReportData, g: &Group) {
         e.group_samples[0] = e.nr_samples;
         e.group_acc = vec![0; n].into_boxed_slice();
         e.group_acc[0] = e.acc_period();
+        if let Some(m) = &e.mode_periods {
+            e.group_mode_periods = vec![ModePeriods::default(); n].into_boxed_slice();
+            e.group_mode_periods[0] = **m;
+        }
     }
     let _ = le;
     for (mi, &m) in g.members.iter().enumerate().skip(1) {
@@ -2519,6 +2621,10 @@ fn link_group(data: &mut ReportData, g: &Group) {
                     e.group_periods = vec![0; n].into_boxed_slice();
                     e.group_samples = vec![0; n].into_boxed_slice();
                     e.group_acc = vec![0; n].into_boxed_slice();
+                    if let Some(m) = &mut e.mode_periods {
+                        **m = ModePeriods::default();
+                        e.group_mode_periods = vec![ModePeriods::default(); n].into_boxed_slice();
+                    }
                     h.entries.push(e);
                     let p = h.entries.len() - 1;
                     h.index.insert(key, p);
@@ -2528,6 +2634,12 @@ fn link_group(data: &mut ReportData, g: &Group) {
             h.entries[pos].group_periods[mi] += me.period;
             h.entries[pos].group_samples[mi] += me.nr_samples;
             h.entries[pos].group_acc[mi] += me.acc_period();
+            if let (Some(slot), Some(m)) = (
+                h.entries[pos].group_mode_periods.get_mut(mi),
+                &me.mode_periods,
+            ) {
+                slot.merge(m);
+            }
         }
         data.hists[m].entries = member;
     }
@@ -2723,6 +2835,20 @@ fn sort_entries(data: &mut ReportData, hi: usize) -> Vec<usize> {
     };
     let sort_list = d.options.sort_list.clone();
     let show_nr_samples = d.options.show_nr_samples;
+    let show_cpu_utilization = d.options.show_cpu_utilization;
+    // perf's hpp__sort_overhead_sys and co.: the leader's period in the
+    // mode, then the members'.
+    let mode_cmp = |slot: usize, a: &Entry, b: &Entry| -> Ordering {
+        let mode = |e: &Entry| e.mode_periods.as_ref().map_or(0, |m| m.0[slot]);
+        mode(b).cmp(&mode(a)).then_with(|| {
+            let members = a.group_mode_periods.iter().zip(b.group_mode_periods.iter());
+            members
+                .skip(1)
+                .map(|(x, y)| y.0[slot].cmp(&x.0[slot]))
+                .find(|o| o.is_ne())
+                .unwrap_or(Ordering::Equal)
+        })
+    };
     // perf's overhead_children key (__hpp__sort_acc: callers above callees
     // on equal periods); nothing without --children.
     let children_cmp = |a: &Entry, b: &Entry| -> Ordering {
@@ -2746,6 +2872,7 @@ fn sort_entries(data: &mut ReportData, hi: usize) -> Vec<usize> {
             for f in sl {
                 let o = match f {
                     Field::Overhead => b.period.cmp(&a.period).then_with(|| group_cmp(a, b)),
+                    Field::ModeOverhead(slot) => mode_cmp(*slot, a, b),
                     Field::Period => b.period.cmp(&a.period),
                     Field::Sample => b.nr_samples.cmp(&a.nr_samples),
                     Field::Children => children_cmp(a, b),
@@ -2777,8 +2904,14 @@ fn sort_entries(data: &mut ReportData, hi: usize) -> Vec<usize> {
                 return o;
             }
         }
-        // perf appends the output fields that are not sort keys (-n's
-        // samples) to the sort list.
+        // perf appends the output fields that are not sort keys
+        // (--show-cpu-utilization's, -n's samples) to the sort list.
+        if show_cpu_utilization {
+            let o = mode_cmp(0, a, b).then_with(|| mode_cmp(1, a, b));
+            if o != Ordering::Equal {
+                return o;
+            }
+        }
         if show_nr_samples {
             return b.nr_samples.cmp(&a.nr_samples);
         }
@@ -2813,12 +2946,12 @@ fn perf_tree_keys(keys: &[SortKey]) -> bool {
 /// walk misses its equal. Returns the entries in creation order.
 fn split_like_perf(
     merged: Vec<Entry>,
-    hits: &[(u32, u64)],
+    hits: &[(u32, u16, u64)],
     cmp: &dyn Fn(&Entry, &Entry) -> Ordering,
 ) -> Vec<Entry> {
     let mut tree = crate::rbtree::RbTree::default();
     let mut out: Vec<Entry> = Vec::new();
-    for &(idx, period) in hits {
+    for &(idx, cpumode, period) in hits {
         let Some(template) = merged.get(idx as usize) else {
             continue;
         };
@@ -2832,6 +2965,7 @@ fn split_like_perf(
         };
         out[i].period += period;
         out[i].nr_samples += 1;
+        out[i].add_mode_period(cpumode, period);
     }
     out
 }
@@ -2865,6 +2999,9 @@ fn collapse_like_perf(entries: Vec<Entry>, cmp: &dyn Fn(&Entry, &Entry) -> Order
             Some(i) => {
                 out[i].period += e.period;
                 out[i].nr_samples += e.nr_samples;
+                if let (Some(m), Some(add)) = (&mut out[i].mode_periods, &e.mode_periods) {
+                    m.merge(add);
+                }
             }
             None => {
                 tree.insert_by(0, |x, _| cmp(&e, &out[x]) == Ordering::Less);

@@ -26,7 +26,7 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 
-use crate::aggregate::{Entry, Field, Hists, ReportData, SortKey};
+use crate::aggregate::{Entry, Field, Hists, ModePeriods, ReportData, SortKey};
 use crate::callgraph;
 
 /// perf's `convert_unit`.
@@ -77,6 +77,9 @@ fn fields_all(data: &ReportData) -> Vec<Field> {
     } else {
         vec![Field::Overhead]
     };
+    if data.options.show_cpu_utilization {
+        v.extend([Field::ModeOverhead(0), Field::ModeOverhead(1)]);
+    }
     if data.options.show_nr_samples {
         v.push(Field::Sample);
     }
@@ -555,7 +558,14 @@ fn write_hists(
         let overheads: Vec<(Field, usize)> = fields
             .iter()
             .filter(|f| !matches!(f, Field::Key(_)))
-            .map(|&f| (f, if f == Field::Overhead { 8 } else { 12 } * nr_members))
+            .map(|&f| {
+                let width = match f {
+                    Field::ModeOverhead(slot) => mode_width(slot, nr_members),
+                    Field::Sample | Field::Period => 12 * nr_members,
+                    _ => 8 * nr_members,
+                };
+                (f, width)
+            })
             .collect();
         // perf's hierarchy_recalc_total_periods: the first level's sums,
         // filtered entries included unless --percentage relative.
@@ -598,6 +608,7 @@ fn write_hists(
         match f {
             Field::Children if !children(data) => 8,
             Field::Children | Field::Overhead => 8 * if grouped { nr_members } else { 1 },
+            Field::ModeOverhead(slot) => mode_width(*slot, nr_members),
             Field::Sample | Field::Period => 12 * if grouped { nr_members } else { 1 },
             Field::Key(k) => key_width(*k, &w),
         }
@@ -620,6 +631,9 @@ fn write_hists(
                     "Overhead"
                 };
                 header.push_str(&format!("{:>cw$}", name))
+            }
+            Field::ModeOverhead(slot) => {
+                header.push_str(&format!("{:>cw$}", ModePeriods::header(*slot)))
             }
             Field::Sample => header.push_str(&format!("{:>cw$}", "Samples")),
             Field::Period => header.push_str(&format!("{:>cw$}", "Period")),
@@ -672,6 +686,7 @@ fn write_hists(
                         ));
                     }
                 }
+                Field::ModeOverhead(slot) => line.push_str(&mode_percents(e, *slot, &totals)),
                 // perf's `overhead_children` without --children: N/A.
                 Field::Children if !children(data) => line.push_str(&format!("{:>8}", "N/A")),
                 Field::Children if grouped => {
@@ -763,6 +778,7 @@ impl Hierarchy<'_> {
             let name = match f {
                 Field::Sample => "Samples",
                 Field::Period => "Period",
+                Field::ModeOverhead(slot) => ModePeriods::header(*slot),
                 _ => "Overhead",
             };
             header.push_str(&format!("{name:>width$}  "));
@@ -820,6 +836,22 @@ impl Hierarchy<'_> {
             line.push_str("  ");
             let grouped = self.totals.len() > 1;
             match f {
+                Field::ModeOverhead(slot) => {
+                    let cells: String = self
+                        .totals
+                        .iter()
+                        .enumerate()
+                        .map(|(mi, t)| {
+                            let p = match node.group_mode_periods.get(mi) {
+                                Some(m) => m.0[*slot],
+                                None => node.mode_periods.0[*slot],
+                            };
+                            let cw = mode_cell_width(*slot);
+                            format!("{:>cw$}", format!("{:.2}%", pct(p, *t)))
+                        })
+                        .collect();
+                    line.push_str(&cells);
+                }
                 Field::Sample | Field::Period => {
                     let (v, g) = if *f == Field::Sample {
                         (node.nr_samples, &node.group_samples)
@@ -879,6 +911,42 @@ impl Hierarchy<'_> {
     }
 }
 
+/// The width of one group member's cell in a cpumode overhead column: at
+/// least its header's ("guest sys").
+fn mode_cell_width(slot: usize) -> usize {
+    ModePeriods::header(slot).len().max(8)
+}
+
+/// The width of a cpumode overhead column.
+fn mode_width(slot: usize, nr_members: usize) -> usize {
+    mode_cell_width(slot) * nr_members.max(1)
+}
+
+/// An entry's period in a cpumode, for group member `member` (0 without a
+/// group).
+fn mode_period(e: &Entry, slot: usize, member: usize) -> u64 {
+    match e.group_mode_periods.get(member) {
+        Some(m) => m.0[slot],
+        None if member == 0 => e.mode_periods.as_ref().map_or(0, |m| m.0[slot]),
+        None => 0,
+    }
+}
+
+/// A cpumode overhead column's text: one percentage per group member.
+fn mode_percents(e: &Entry, slot: usize, totals: &[u64]) -> String {
+    let cw = mode_cell_width(slot);
+    totals
+        .iter()
+        .enumerate()
+        .map(|(mi, t)| {
+            format!(
+                "{:>cw$}",
+                format!("{:.2}%", pct(mode_period(e, slot, mi), *t))
+            )
+        })
+        .collect()
+}
+
 /// One entry with `-t SEP` (perf's `hist_entry__snprintf` with
 /// `field_sep`): numbers unpadded after one space, every column but the
 /// last padded to its width, SEP's first character in values replaced by
@@ -909,6 +977,13 @@ fn write_sep_line(
                     v.push_str(&format!(" {:.2}%", pct(p, *t)));
                 }
                 (v, 8 * totals.len())
+            }
+            Field::ModeOverhead(slot) => {
+                let mut v = String::new();
+                for (mi, t) in totals.iter().enumerate() {
+                    v.push_str(&format!(" {:.2}%", pct(mode_period(e, *slot, mi), *t)));
+                }
+                (v, mode_width(*slot, totals.len()))
             }
             Field::Children if !children(data) => (" N/A".to_string(), 8),
             Field::Children if totals.len() > 1 => {

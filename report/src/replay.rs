@@ -34,6 +34,8 @@ pub(crate) struct Effect {
     pub own: bool,
     /// The `--children` period.
     pub acc: bool,
+    /// The sample's cpumode (for the own entry's `sys`/`usr` periods).
+    pub cpumode: u8,
     /// The entry's call-tree node that got the hit, or [`NO_NODE`].
     pub node: u32,
 }
@@ -281,6 +283,7 @@ mod tests {
                 entry: 3,
                 own: true,
                 acc: false,
+                cpumode: 2,
                 node: NO_NODE,
             }],
         );

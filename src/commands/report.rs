@@ -112,6 +112,12 @@ fn options(args: &ReportArgs) -> Result<Options> {
         prec_report::callgraph::parse_report_opt(g, &mut o.callgraph)
             .map_err(anyhow::Error::msg)?;
     }
+    o.show_cpu_utilization = args.show_cpu_utilization;
+    o.cpu_utilization = args.show_cpu_utilization
+        || o.fields.as_ref().is_some_and(|f| {
+            f.iter()
+                .any(|f| matches!(f, aggregate::Field::ModeOverhead(_)))
+        });
     o.hierarchy = args.hierarchy;
     if args.hierarchy {
         o.need_collapse = true;
