@@ -272,6 +272,39 @@ pub struct RecordArgs {
     /// Record the sample weight.
     #[arg(short = 'W', long = "weight")]
     pub weight: bool,
+    /// Record the data addresses' physical addresses.
+    #[arg(long = "phys-data")]
+    pub phys_data: bool,
+    /// Record the data addresses' page sizes.
+    #[arg(long = "data-page-size")]
+    pub data_page_size: bool,
+    /// Record the code addresses' page sizes.
+    #[arg(long = "code-page-size")]
+    pub code_page_size: bool,
+    /// Record the sample identifier (IDENTIFIER) even with one event.
+    #[arg(long = "sample-identifier")]
+    pub sample_identifier: bool,
+    /// Call chains of user space only.
+    #[arg(long = "user-callchains")]
+    pub user_callchains: bool,
+    /// Call chains of the kernel only.
+    #[arg(long = "kernel-callchains")]
+    pub kernel_callchains: bool,
+    /// Do not sample (only the side-band records: comm, mmap, ...).
+    #[arg(short = 'n', long = "no-samples")]
+    pub no_samples: bool,
+    /// With sample reads (:S), record the enabled and running times too.
+    #[arg(long = "running-time")]
+    pub running_time: bool,
+    /// Do not record BPF program load/unload events.
+    #[arg(long = "no-bpf-event")]
+    pub no_bpf_event: bool,
+    /// Put all events into one group (the first leads).
+    #[arg(long = "group")]
+    pub group: bool,
+    /// Fail instead of lowering a frequency above the kernel's maximum.
+    #[arg(long = "strict-freq")]
+    pub strict_freq: bool,
     /// Record context switch events.
     #[arg(long = "switch-events")]
     pub switch_events: bool,

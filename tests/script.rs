@@ -530,3 +530,66 @@ fn side_events_and_filters_match_perf_script() {
     }
     assert_no_failures(&failures);
 }
+
+/// perf script's sample fields beyond the defaults, on recordings by both
+/// tools of page faults with every sample field this machine can fill:
+/// `misc`, `weight`, `ins_lat`, `phys_addr`, `data_page_size`,
+/// `code_page_size`, `iregs`, `uregs`, and `addr` with the address's
+/// symbol and DSO (perf resolves page-fault addresses, falling back to the
+/// address's own half for the map).
+#[test]
+fn sample_fields_match_perf_script() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let opts = [
+        "-e",
+        "page-faults",
+        "-c",
+        "1",
+        "-W",
+        "-d",
+        "--phys-data",
+        "--data-page-size",
+        "--code-page-size",
+        "--user-regs=ip,sp",
+        "--intr-regs=ip,ax",
+    ];
+    let mut files = Vec::new();
+    for name in ["perf", "prec"] {
+        let data = dir.path().join(format!("{name}.data"));
+        let mut tool = if name == "perf" { perf() } else { prec() };
+        run(tool
+            .args(["record", "-q"])
+            .args(opts)
+            .arg("-o")
+            .arg(&data)
+            .arg("--")
+            .arg(fixture_bin("hot3"))
+            .arg("0.05"));
+        files.push(data);
+    }
+    let mut failures = Vec::new();
+    for file in &files {
+        for args in [
+            &["-F", "comm,tid,misc,ip,sym,addr,weight,ins_lat"][..],
+            &[
+                "-F",
+                "ip,sym,symoff,dso,addr,phys_addr,data_page_size,code_page_size",
+            ],
+            &["-F", "ip,iregs,uregs"],
+            &[
+                "-F",
+                "+addr,+misc",
+                "--show-task-events",
+                "--show-mmap-events",
+            ],
+        ] {
+            if let Err(e) = compare_script(file, Input::File, args) {
+                failures.push(e);
+            }
+        }
+    }
+    assert_no_failures(&failures);
+}

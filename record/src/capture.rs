@@ -130,6 +130,24 @@ pub struct RecordModes {
     pub user_freq: bool,
     /// `-b` / `-j`: branch_sample_type (0: no branch stack).
     pub branch_filter: u64,
+    /// `--phys-data`: PHYS_ADDR.
+    pub phys_data: bool,
+    /// `--data-page-size`: DATA_PAGE_SIZE.
+    pub data_page_size: bool,
+    /// `--code-page-size`: CODE_PAGE_SIZE.
+    pub code_page_size: bool,
+    /// `--sample-identifier`: IDENTIFIER on every event, even alone.
+    pub sample_identifier: bool,
+    /// `--user-callchains`: exclude_callchain_kernel.
+    pub user_callchains: bool,
+    /// `--kernel-callchains`: exclude_callchain_user.
+    pub kernel_callchains: bool,
+    /// `-n`: no sample period (side-band records only).
+    pub no_samples: bool,
+    /// `--running-time`: enabled and running times in sample reads.
+    pub running_time: bool,
+    /// `--no-bpf-event`: no bpf_event on the tracking event.
+    pub no_bpf_event: bool,
 }
 
 /// A failed recording (nothing was written, or the error is reported after
@@ -229,6 +247,9 @@ fn build_attr(
             a.sample_period_or_freq = 0;
             a.set_flag(flags::FREQ, false);
         }
+        if cfg.modes.running_time {
+            a.read_format |= read_format::TOTAL_TIME_ENABLED | read_format::TOTAL_TIME_RUNNING;
+        }
     }
     a
 }
@@ -237,7 +258,9 @@ fn build_attr(
 /// have the same sample_type, else `IDENTIFIER`; one event gets `ID` only
 /// in pipe mode.
 fn sample_id_bit(types: &[u64], cfg: &RecordConfig) -> u64 {
-    if types.len() > 1 {
+    if cfg.modes.sample_identifier {
+        sample::IDENTIFIER
+    } else if types.len() > 1 {
         if types.iter().all(|&t| t == types[0]) {
             sample::ID
         } else {
@@ -316,6 +339,27 @@ fn configure(
         st |= sample::REGS_INTR;
         a.sample_regs_intr = m.intr_regs;
     }
+    if m.phys_data {
+        st |= sample::PHYS_ADDR;
+    }
+    if m.data_page_size {
+        st |= sample::DATA_PAGE_SIZE;
+    }
+    if m.code_page_size {
+        st |= sample::CODE_PAGE_SIZE;
+    }
+    if st & sample::CALLCHAIN != 0 {
+        if m.user_callchains {
+            a.set_flag(flags::EXCLUDE_CALLCHAIN_KERNEL, true);
+        }
+        if m.kernel_callchains {
+            a.set_flag(flags::EXCLUDE_CALLCHAIN_USER, true);
+        }
+    }
+    if m.no_samples {
+        // perf's evsel__config: no period, the freq flag kept.
+        a.sample_period_or_freq = 0;
+    }
     if cfg.system_wide {
         st |= sample::CPU;
     }
@@ -350,10 +394,10 @@ fn configure(
                 | flags::TASK
                 | flags::MMAP2
                 | flags::COMM_EXEC
-                | flags::KSYMBOL
-                | flags::BPF_EVENT,
+                | flags::KSYMBOL,
             true,
         );
+        a.set_flag(flags::BPF_EVENT, !m.no_bpf_event);
     }
     a
 }

@@ -1135,6 +1135,34 @@ impl<'f, 'a: 'f> Dumper<'f, 'a> {
     }
 }
 
+/// perf script's `iregs`/`uregs` text: ` ABI:n ` and `%5s:0x%x ` per
+/// sampled register (perf_sample__fprintf_regs).
+pub(crate) fn regs_text(file: &PerfFile<'_>, regs: &prec_format::sample::Regs<'_>) -> String {
+    use std::fmt::Write as _;
+    let arch = match file.feature(FeatureId::ARCH) {
+        Some(f) => match features::decode(f.id, f.data, f.offset, file.endian()) {
+            Ok(Feature::Arch(a)) => arch_of(&a),
+            _ => Arch::X86,
+        },
+        None => Arch::X86,
+    };
+    // perf prints nothing for a sample without registers (ABI 0).
+    if regs.abi == 0 {
+        return String::new();
+    }
+    let mut out = format!(" ABI:{} ", regs.abi);
+    let mut i = 0;
+    for bit in 0..64u32 {
+        if regs.mask & (1 << bit) == 0 {
+            continue;
+        }
+        let v = regs.values.get(i).unwrap_or(0);
+        i += 1;
+        let _ = write!(out, "{:>5}:0x{v:x} ", reg_name(arch, bit));
+    }
+    out
+}
+
 /// perf's `perf_event__fprintf` text (after the record name) of the
 /// side-band records `perf script --show-*-events` prints the same way
 /// `perf report -D` does: SWITCH, SWITCH_CPU_WIDE, NAMESPACES.
@@ -1239,7 +1267,7 @@ fn stack_offset(r: &RawRecord<'_>, attr: &Attr, s: &Sample<'_>) -> usize {
     (8 + r.body.len()).saturating_sub(after + 8)
 }
 
-fn page_size_name(size: u64) -> String {
+pub(crate) fn page_size_name(size: u64) -> String {
     if size == 0 {
         return "N/A".into();
     }

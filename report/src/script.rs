@@ -45,6 +45,45 @@ use crate::tracepoint::Tracepoints;
 /// perf's default `--max-stack` (`PERF_MAX_STACK_DEPTH`).
 pub const PERF_MAX_STACK_DEPTH: usize = 127;
 
+/// perf's `misc` field: the cpumode letters (perf tests each mode's bits,
+/// so a hypervisor sample reads `KUH`), a record type's flag, padded to 6.
+fn push_misc(s: &mut String, misc: u16, kind: RecordType) {
+    use prec_format::constants::misc as m;
+    let start = s.len();
+    let has = |bits: u16| misc & bits == bits;
+    for (bits, c) in [
+        (m::KERNEL, 'K'),
+        (m::USER, 'U'),
+        (m::HYPERVISOR, 'H'),
+        (m::GUEST_KERNEL, 'G'),
+        (m::GUEST_USER, 'g'),
+    ] {
+        if has(bits) {
+            s.push(c);
+        }
+    }
+    match kind {
+        RecordType::MMAP | RecordType::MMAP2 if has(m::MMAP_DATA) => s.push('M'),
+        RecordType::COMM if has(m::COMM_EXEC) => s.push('E'),
+        RecordType::SWITCH | RecordType::SWITCH_CPU_WIDE if has(m::SWITCH_OUT) => {
+            s.push('S');
+            if has(m::SWITCH_OUT_PREEMPT) {
+                s.push('p');
+            }
+        }
+        _ => {}
+    }
+    // fprintf("%*s", 6 - ret, " ")
+    let width = 6usize.saturating_sub(s.len() - start).max(1);
+    s.push_str(&" ".repeat(width));
+}
+
+/// perf's `sample_addr_correlates_sym`: page-fault addresses are code or
+/// data addresses worth a symbol.
+fn addr_correlates_sym(a: &Attr) -> bool {
+    a.type_ == attr_type::SOFTWARE && matches!(a.config, 2 | 5 | 6)
+}
+
 /// One output field of perf script (`-F` names).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OutField {
@@ -63,9 +102,21 @@ pub enum OutField {
     Addr,
     /// A tracepoint's formatted record.
     Trace,
+    /// The sample's cpumode letters (`K`, `U`, ...).
+    Misc,
+    Weight,
+    /// The instruction latency of a WEIGHT_STRUCT weight.
+    InsLat,
+    PhysAddr,
+    DataPageSize,
+    CodePageSize,
+    /// The sampled interrupt registers.
+    Iregs,
+    /// The sampled user registers.
+    Uregs,
 }
 
-const ALL_FIELDS: [(&str, OutField); 14] = [
+const ALL_FIELDS: [(&str, OutField); 22] = [
     ("comm", OutField::Comm),
     ("tid", OutField::Tid),
     ("pid", OutField::Pid),
@@ -80,6 +131,14 @@ const ALL_FIELDS: [(&str, OutField); 14] = [
     ("period", OutField::Period),
     ("addr", OutField::Addr),
     ("trace", OutField::Trace),
+    ("misc", OutField::Misc),
+    ("weight", OutField::Weight),
+    ("ins_lat", OutField::InsLat),
+    ("phys_addr", OutField::PhysAddr),
+    ("data_page_size", OutField::DataPageSize),
+    ("code_page_size", OutField::CodePageSize),
+    ("iregs", OutField::Iregs),
+    ("uregs", OutField::Uregs),
 ];
 
 impl OutField {
@@ -382,6 +441,21 @@ pub struct ResolvedSample<'s> {
     pub time: u64,
     pub period: u64,
     pub addr: u64,
+    /// `addr` resolved like an ip, for page-fault events (perf's
+    /// `sample_addr_correlates_sym`).
+    pub addr_frame: Option<Frame>,
+    /// The record header's misc bits.
+    pub misc: u16,
+    /// perf's `sample->weight` (a WEIGHT_STRUCT's first word) and
+    /// `ins_lat`.
+    pub weight: u64,
+    pub ins_lat: u16,
+    pub phys_addr: u64,
+    pub data_page_size: u64,
+    pub code_page_size: u64,
+    /// perf's ` ABI:n  REG:0x...` texts of the sampled registers.
+    pub iregs: String,
+    pub uregs: String,
     /// A tracepoint's formatted record, when shown.
     pub trace: Option<String>,
     pub frame: Frame,
@@ -549,9 +623,16 @@ impl<'f> Session<'f> {
             let user = cfg.user_set.get(&t).copied().unwrap_or(false);
             let mut f = cfg.get(t);
             let stype = a.attr.sample_type;
-            let checks: [(OutField, u64, &str); 7] = [
+            let checks: [(OutField, u64, &str); 14] = [
                 (OutField::Ip, st::IP, "IP"),
                 (OutField::Addr, st::ADDR, "ADDR"),
+                (OutField::Weight, st::WEIGHT | st::WEIGHT_STRUCT, "WEIGHT"),
+                (OutField::InsLat, st::WEIGHT_STRUCT, "WEIGHT_STRUCT"),
+                (OutField::PhysAddr, st::PHYS_ADDR, "PHYS_ADDR"),
+                (OutField::DataPageSize, st::DATA_PAGE_SIZE, "DATA_PAGE_SIZE"),
+                (OutField::CodePageSize, st::CODE_PAGE_SIZE, "CODE_PAGE_SIZE"),
+                (OutField::Iregs, st::REGS_INTR, "IREGS"),
+                (OutField::Uregs, st::REGS_USER, "UREGS"),
                 (OutField::Tid, st::TID, "TID"),
                 (OutField::Pid, st::TID, "TID"),
                 (OutField::Time, st::TIME, "TIME"),
@@ -805,7 +886,7 @@ impl<'f> Session<'f> {
             let side_prefix = |s: &Session<'f>, pid: u32, tid: u32| -> Option<String> {
                 let a = attr?;
                 let id = r.sample_id(a);
-                s.side_prefix(a, &id, pid as i32, tid as i32)
+                s.side_prefix(a, &id, pid as i32, tid as i32, (r.header.misc, kind))
             };
             match rec {
                 Record::Comm {
@@ -913,7 +994,7 @@ impl<'f> Session<'f> {
                     let id = r.sample_id(a);
                     let pid = id.pid.map_or(-1, |p| p as i32);
                     let tid = id.tid.map_or(-1, |t| t as i32);
-                    if let Some(p) = self.side_prefix(a, &id, pid, tid) {
+                    if let Some(p) = self.side_prefix(a, &id, pid, tid, (r.header.misc, kind)) {
                         let text = crate::dump::side_event_text(&rec).unwrap_or_default();
                         on_side(&format!("{p}{kind}{text}"))?;
                     }
@@ -929,7 +1010,7 @@ impl<'f> Session<'f> {
                     let id = r.sample_id(a);
                     let pid = id.pid.map_or(-1, |p| p as i32);
                     let tid = id.tid.map_or(-1, |t| t as i32);
-                    if let Some(p) = self.side_prefix(a, &id, pid, tid) {
+                    if let Some(p) = self.side_prefix(a, &id, pid, tid, (r.header.misc, kind)) {
                         on_side(&format!("{p}PERF_RECORD_LOST lost {lost}\n"))?;
                     }
                 }
@@ -1072,6 +1153,50 @@ impl<'f> Session<'f> {
                         // kept across samples.
                         comm.clear();
                         comm.push_str(self.machine.comms.get(comm_id));
+                        let addr = s.addr.unwrap_or(0);
+                        let addr_frame = (fields.has(OutField::Addr)
+                            && (fields.has(OutField::Sym) || fields.has(OutField::Dso))
+                            && addr_correlates_sym(a))
+                        .then(|| {
+                            // perf's thread__find_map_fb: the sample's
+                            // cpumode, then the one of the address's half.
+                            let by_addr = if addr >= 1 << 63 {
+                                prec_format::constants::misc::KERNEL
+                            } else {
+                                prec_format::constants::misc::USER
+                            };
+                            let mut af = self.cc.frame(
+                                &mut self.machine,
+                                &mut self.resolver,
+                                &mut self.strings,
+                                pid,
+                                tid,
+                                r.cpumode(),
+                                addr,
+                            );
+                            if af.map.is_none() && by_addr != r.cpumode() {
+                                af = self.cc.frame(
+                                    &mut self.machine,
+                                    &mut self.resolver,
+                                    &mut self.strings,
+                                    pid,
+                                    tid,
+                                    by_addr,
+                                    addr,
+                                );
+                            }
+                            self.make_frame(&af, false)
+                        });
+                        let raw_weight = s.weight.unwrap_or(0);
+                        let (weight, ins_lat) = if a.sample_type & st::WEIGHT_STRUCT != 0 {
+                            (raw_weight & 0xffff_ffff, (raw_weight >> 32) as u16)
+                        } else {
+                            (raw_weight, 0)
+                        };
+                        let regs_text = |regs: Option<prec_format::sample::Regs<'_>>| {
+                            regs.map(|r| crate::dump::regs_text(file, &r))
+                                .unwrap_or_default()
+                        };
                         let rs = ResolvedSample {
                             attr_index: ai,
                             event: &self.names[ai],
@@ -1081,7 +1206,24 @@ impl<'f> Session<'f> {
                             cpu,
                             time,
                             period,
-                            addr: s.addr.unwrap_or(0),
+                            addr,
+                            addr_frame,
+                            misc: r.header.misc,
+                            weight,
+                            ins_lat,
+                            phys_addr: s.phys_addr.unwrap_or(0),
+                            data_page_size: s.data_page_size.unwrap_or(0),
+                            code_page_size: s.code_page_size.unwrap_or(0),
+                            iregs: if fields.has(OutField::Iregs) {
+                                regs_text(s.regs_intr)
+                            } else {
+                                String::new()
+                            },
+                            uregs: if fields.has(OutField::Uregs) {
+                                regs_text(s.regs_user)
+                            } else {
+                                String::new()
+                            },
                             trace,
                             frame,
                             chain,
@@ -1129,6 +1271,7 @@ impl<'f> Session<'f> {
         id: &prec_format::record::SampleId,
         pid: i32,
         tid: i32,
+        misc: (u16, RecordType),
     ) -> Option<String> {
         let rec_tid = tid;
         let (pid, tid, cpu, time) = if attr.sample_id_all() {
@@ -1153,7 +1296,7 @@ impl<'f> Session<'f> {
         };
         let f = self.fields_of(attr);
         let mut s = String::new();
-        self.start(&mut s, f, attr, &comm, pid, tid, cpu, time);
+        self.start(&mut s, f, attr, &comm, pid, tid, cpu, time, misc);
         Some(s)
     }
 
@@ -1169,6 +1312,7 @@ impl<'f> Session<'f> {
         tid: i32,
         cpu: u32,
         time: u64,
+        (misc, kind): (u16, RecordType),
     ) {
         use std::fmt::Write as _;
         if f.has(OutField::Comm) {
@@ -1187,6 +1331,9 @@ impl<'f> Session<'f> {
         }
         if f.has(OutField::Cpu) {
             let _ = write!(s, "[{cpu:03}] ");
+        }
+        if f.has(OutField::Misc) {
+            push_misc(s, misc, kind);
         }
         if f.has(OutField::Time) {
             let (mut first, mut previous) = self.printed_times.get();
@@ -1234,7 +1381,8 @@ impl<'f> Session<'f> {
         use std::fmt::Write as _;
         let a = &self.file.attrs()[rs.attr_index].attr;
         let f = self.fields_of(a);
-        self.start(s, f, a, rs.comm, rs.pid, rs.tid, rs.cpu, rs.time);
+        let misc = (rs.misc, RecordType::SAMPLE);
+        self.start(s, f, a, rs.comm, rs.pid, rs.tid, rs.cpu, rs.time, misc);
         if f.has(OutField::Period) {
             let _ = write!(s, "{:10} ", rs.period);
         }
@@ -1246,6 +1394,32 @@ impl<'f> Session<'f> {
         }
         if f.has(OutField::Addr) {
             let _ = write!(s, "{:16x}", rs.addr);
+            // perf_sample__fprintf_addr: the address's symbol and DSO.
+            if let Some(fr) = &rs.addr_frame {
+                if f.has(OutField::Sym) {
+                    s.push(' ');
+                    match &fr.sym {
+                        Some((name, start, _)) if f.has(OutField::SymOff) => {
+                            s.push_str(name);
+                            s.push_str("+0x");
+                            push_hex(s, fr.addr.wrapping_sub(*start), 0);
+                        }
+                        Some((name, _, _)) => s.push_str(name),
+                        None => s.push_str("[unknown]"),
+                    }
+                }
+                if f.has(OutField::Dso) {
+                    s.push_str(" (");
+                    s.push_str(fr.dso.as_deref().unwrap_or("[unknown]"));
+                    s.push(')');
+                }
+            }
+        }
+        if f.has(OutField::Weight) {
+            let _ = write!(s, "{:16}", rs.weight);
+        }
+        if f.has(OutField::InsLat) {
+            let _ = write!(s, "{:16}", rs.ins_lat);
         }
         if f.has(OutField::Ip) {
             match &rs.chain {
@@ -1261,6 +1435,21 @@ impl<'f> Session<'f> {
                     self.format_frame(s, f, &rs.frame, '\0');
                 }
             }
+        }
+        if f.has(OutField::Iregs) {
+            s.push_str(&rs.iregs);
+        }
+        if f.has(OutField::Uregs) {
+            s.push_str(&rs.uregs);
+        }
+        if f.has(OutField::PhysAddr) {
+            let _ = write!(s, "{:16x}", rs.phys_addr);
+        }
+        if f.has(OutField::DataPageSize) {
+            let _ = write!(s, " {}", crate::dump::page_size_name(rs.data_page_size));
+        }
+        if f.has(OutField::CodePageSize) {
+            let _ = write!(s, " {}", crate::dump::page_size_name(rs.code_page_size));
         }
         s.push('\n');
     }

@@ -178,6 +178,14 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
     for e in &args.events {
         evs.extend(events::parse_event_list(e).map_err(|e| anyhow::anyhow!("{e}"))?);
     }
+    // perf's --group (evlist__set_leader): the whole list is one group
+    // led by its first event.
+    if args.group && evs.len() > 1 {
+        for (i, e) in evs.iter_mut().enumerate() {
+            e.group_leader = Some(0);
+            e.group_member = i > 0;
+        }
+    }
     if args.all_user && args.all_kernel {
         bail!("--all-user and --all-kernel cannot be used together");
     }
@@ -234,6 +242,15 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         },
         raw_samples: args.raw_samples,
         user_freq: args.freq.is_some(),
+        phys_data: args.phys_data,
+        data_page_size: args.data_page_size,
+        code_page_size: args.code_page_size,
+        sample_identifier: args.sample_identifier,
+        user_callchains: args.user_callchains,
+        kernel_callchains: args.kernel_callchains,
+        no_samples: args.no_samples,
+        running_time: args.running_time,
+        no_bpf_event: args.no_bpf_event,
         branch_filter: match &args.branch_filter {
             Some(f) => parse_branch_filter(f)?,
             None if args.branch_any => BRANCH_ANY,
@@ -263,6 +280,12 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
     }
     if period.is_none() {
         if let Some(m) = max_rate {
+            if freq > m && args.strict_freq {
+                bail!(
+                    "Maximum frequency rate ({m} Hz) exceeded: use -F with a lower value, \
+                     or raise /proc/sys/kernel/perf_event_max_sample_rate"
+                );
+            }
             if freq > m {
                 if !quiet {
                     eprintln!(
