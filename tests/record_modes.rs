@@ -499,3 +499,25 @@ fn system_wide_dummy_matches_perf() {
         assert_perf_reads_clean(&a, &args.join(" "));
     }
 }
+
+/// A recording without samples (`-n`, or an event that never fires) still
+/// has perf's SAMPLE_TIME feature, as zeros.
+#[test]
+fn sample_time_without_samples() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    for args in [&["-n"][..], &["-e", "major-faults"]] {
+        let (a, b) = (dir.path().join("prec.data"), dir.path().join("perf.data"));
+        prec_record(&a, &[&["-q"][..], args].concat());
+        perf_record(&b, &[&["-q"][..], args].concat());
+        for prefix in ["# time of first sample", "# missing features"] {
+            assert_eq!(
+                header_lines(&a, prefix),
+                header_lines(&b, prefix),
+                "{args:?}: {prefix}"
+            );
+        }
+    }
+}

@@ -219,9 +219,9 @@ pub fn file_features(
     let mut all: Vec<Feature> = host.to_vec();
     all.push(Feature::Cmdline(facts.cmdline.clone()));
     all.push(event_desc(&facts.events));
-    if let Some((first, last)) = facts.sample_time {
-        all.push(Feature::SampleTime { first, last });
-    }
+    // perf writes it without samples too, as zeros.
+    let (first, last) = facts.sample_time.unwrap_or((0, 0));
+    all.push(Feature::SampleTime { first, last });
     if !facts.build_ids.is_empty() {
         all.push(build_id_feature(&facts.build_ids));
     }
