@@ -147,6 +147,10 @@ pub struct BrowserArgs {
     /// Annotation: leading path components removed from source file paths.
     #[arg(long = "prefix-strip", value_name = "N")]
     pub prefix_strip: Option<u32>,
+    /// Annotation: what percentages are of.
+    #[arg(long = "percent-type", value_name = "TYPE",
+          value_parser = ["local-period", "global-period", "local-hits", "global-hits"])]
+    pub percent_type: Option<String>,
     /// TUI: samples kept per entry for browsing.
     #[arg(long = "samples", value_name = "N")]
     pub samples: Option<u32>,
