@@ -442,6 +442,10 @@ pub struct ReportArgs {
     /// Regex of the parent symbols for `--sort parent` (adds the key).
     #[arg(short = 'p', long = "parent")]
     pub parent: Option<String>,
+    /// Regex of functions whose callees' samples count as theirs (their
+    /// callees leave the call graphs).
+    #[arg(long = "ignore-callees", value_name = "REGEX")]
+    pub ignore_callees: Option<String>,
     /// Only show entries with a parent match (see --parent).
     #[arg(short = 'x', long = "exclude-other")]
     pub exclude_other: bool,

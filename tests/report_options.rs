@@ -328,6 +328,10 @@ fn parent_matches_perf() {
             &["-p", "leaf|lib_hot"],
             &["--no-children", "--sort", "parent,sym", "-p", "^(a|c)$"],
             &["--sort", "parent", "-p", "^_"],
+            // --ignore-callees: the matching function takes its callees'
+            // samples (the last match in the chain's order).
+            &["--ignore-callees", "^(b|c)$", "--no-children"],
+            &["--ignore-callees", "main|leaf"],
             // -x: only entries with a parent match.
             &["-p", "leaf|lib_hot", "-x", "-n"],
             &["--sort", "parent", "-x", "--no-children"],

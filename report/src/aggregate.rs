@@ -185,6 +185,9 @@ pub struct Options {
     /// `-p`/`--parent` (POSIX extended regex, perf's default
     /// `^sys_|^do_page_fault`).
     pub parent_regex: String,
+    /// `--ignore-callees` (POSIX extended regex): a call-chain function
+    /// that matches takes its callees' samples.
+    pub ignore_callees: Option<String>,
     /// Set by [`build`]: `--sort parent` on a file without callchains
     /// (perf stops with an error).
     pub parent_no_callchain: bool,
@@ -256,6 +259,7 @@ impl Default for Options {
             exclude_other: false,
             full_source_path: false,
             parent_regex: DEFAULT_PARENT.to_string(),
+            ignore_callees: None,
             parent_no_callchain: false,
             callgraph_required: false,
             callgraph_missing: false,
@@ -1466,6 +1470,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
         && file.mode() != prec_format::read::Mode::Pipe;
     options.parent_no_callchain = want(SortKey::Parent) && !has_callchain;
     let parent_re = want(SortKey::Parent).then(|| Regex::new(&options.parent_regex));
+    let ignore_callees_re = options.ignore_callees.as_deref().map(Regex::new);
     let chain_params = ChainParams {
         order: cgp.order,
         max_stack: cgp.max_stack,
@@ -1608,7 +1613,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                     }
                     let pid = s.pid.map_or(-1, |p| p as i32);
                     let tid = s.tid.map_or(-1, |t| t as i32);
-                    let ip = s.ip.unwrap_or(0);
+                    let mut ip = s.ip.unwrap_or(0);
                     let period = match delivery.period {
                         Some(p) => p,
                         None if a.sample_type & st::PERIOD != 0 => s.period.unwrap_or(0),
@@ -1642,7 +1647,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                             Err(pending) => raw_pending = Some(pending),
                         }
                     }
-                    let loc =
+                    let mut loc =
                         resolve_loading(&mut machine, &mut resolver, pid, tid, r.cpumode(), ip);
                     quality.samples += 1;
                     let mut sym = None;
@@ -1699,6 +1704,29 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                 let name = resolver.syms[f.sym?.0 as usize].name;
                                 re.is_match(strings.get(name)).then_some(name)
                             });
+                        }
+                        if let Some(re) = &ignore_callees_re {
+                            // perf's add_callchain_ip: each entry that
+                            // matches (in the chain's order) restarts the
+                            // chain at itself and becomes the sample's own
+                            // location, so the last match wins: the
+                            // outermost in callee order, the innermost in
+                            // caller order.
+                            let last = chain.iter().rposition(|f| {
+                                !f.unwound
+                                    && f.sym.is_some_and(|id| {
+                                        re.is_match(strings.get(resolver.syms[id.0 as usize].name))
+                                    })
+                            });
+                            if let Some(k) = last {
+                                chain.drain(..k);
+                                let root = &chain[0];
+                                ip = root.ip;
+                                loc.map = root.map;
+                                loc.addr = root.addr;
+                                loc.level = root.level;
+                                sym = root.sym;
+                            }
                         }
                     }
                     let th = machine.thread(loc.thread);
