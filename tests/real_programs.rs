@@ -80,39 +80,6 @@ fn noise_file(dir: &Path, size: usize) -> PathBuf {
     path
 }
 
-/// `TOOL record -q OPTS -o OUT -- ARGV` with the program's stdout thrown
-/// away; panics with stderr unless it succeeds.
-fn record(mut tool: Command, out: &Path, opts: &[&str], argv: &[&str]) {
-    tool.args(["record", "-q"])
-        .args(opts)
-        .arg("-o")
-        .arg(out)
-        .arg("--")
-        .args(argv)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    let o = tool
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run record {argv:?}: {e}"));
-    assert!(
-        o.status.success(),
-        "record {opts:?} -- {argv:?} -o {} failed: {}\n{}",
-        out.display(),
-        o.status,
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
-
-/// Records `argv` with perf and with prec in `dir`; returns both files.
-fn record_both(dir: &Path, name: &str, opts: &[&str], argv: &[&str]) -> [PathBuf; 2] {
-    let p = dir.join(format!("perf.{name}.data"));
-    let q = dir.join(format!("prec.{name}.data"));
-    record(perf(), &p, opts, argv);
-    record(prec(), &q, opts, argv);
-    [p, q]
-}
-
 /// perf's stderr lines for `perf report -i FILE`.
 fn perf_report_stderr(file: &Path) -> Result<Vec<String>, String> {
     let o = perf()

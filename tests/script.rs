@@ -486,49 +486,38 @@ fn side_events_and_filters_match_perf_script() {
         "for i in 1 2 3; do ls /usr >/dev/null; sleep 0.01; done",
     ];
     let mut files = Vec::new();
-    for name in ["perf", "prec"] {
-        for (mode, opts) in [
-            ("task", &["--switch-events", "--namespaces"][..]),
-            ("all", &["-a", "--switch-events"][..]),
-        ] {
-            let data = dir.path().join(format!("{name}-{mode}.data"));
-            let mut tool = if name == "perf" { perf() } else { prec() };
-            run(tool
-                .args(["record", "-q"])
-                .args(opts)
-                .arg("-o")
-                .arg(&data)
-                .arg("--")
-                .args(workload));
-            files.push(data);
-        }
-    }
-    let mut failures = Vec::new();
-    for file in &files {
-        for args in [
-            &["--show-switch-events"][..],
-            &["--show-switch-events", "--reltime", "-c", "ls"],
-            &[
-                "--show-namespace-events",
-                "--show-task-events",
-                "--deltatime",
-            ],
-            &[
-                "--show-lost-events",
-                "--reltime",
-                "--ns",
-                "-F",
-                "comm,tid,time,sym",
-            ],
-            &["--dsos", "libc.so.6", "-F", "+srcline"],
-            &["-S", "_dl_lookup_symbol_x,strcmp,clear_page_erms"],
-        ] {
-            if let Err(e) = compare_script(file, Input::File, args) {
-                failures.push(e);
-            }
-        }
-    }
-    assert_no_failures(&failures);
+    files.extend(record_both(
+        dir.path(),
+        "task",
+        &["--switch-events", "--namespaces"],
+        &workload,
+    ));
+    files.extend(record_both(
+        dir.path(),
+        "all",
+        &["-a", "--switch-events"],
+        &workload,
+    ));
+    let runs: &[&[&str]] = &[
+        &["--show-switch-events"],
+        &["--show-switch-events", "--reltime", "-c", "ls"],
+        &[
+            "--show-namespace-events",
+            "--show-task-events",
+            "--deltatime",
+        ],
+        &[
+            "--show-lost-events",
+            "--reltime",
+            "--ns",
+            "-F",
+            "comm,tid,time,sym",
+        ],
+        &["--dsos", "libc.so.6", "-F", "+srcline"],
+        &["-S", "_dl_lookup_symbol_x,strcmp,clear_page_erms"],
+    ];
+    let compare = |file: &Path, args: &[&str]| compare_script(file, Input::File, args);
+    assert_no_failures(&compare_each(&files, runs, |_, _| None, compare));
 }
 
 /// perf script's sample fields beyond the defaults, on recordings by both
@@ -556,40 +545,23 @@ fn sample_fields_match_perf_script() {
         "--user-regs=ip,sp",
         "--intr-regs=ip,ax",
     ];
-    let mut files = Vec::new();
-    for name in ["perf", "prec"] {
-        let data = dir.path().join(format!("{name}.data"));
-        let mut tool = if name == "perf" { perf() } else { prec() };
-        run(tool
-            .args(["record", "-q"])
-            .args(opts)
-            .arg("-o")
-            .arg(&data)
-            .arg("--")
-            .arg(fixture_bin("hot3"))
-            .arg("0.05"));
-        files.push(data);
-    }
-    let mut failures = Vec::new();
-    for file in &files {
-        for args in [
-            &["-F", "comm,tid,misc,ip,sym,addr,weight,ins_lat"][..],
-            &[
-                "-F",
-                "ip,sym,symoff,dso,addr,phys_addr,data_page_size,code_page_size",
-            ],
-            &["-F", "ip,iregs,uregs"],
-            &[
-                "-F",
-                "+addr,+misc",
-                "--show-task-events",
-                "--show-mmap-events",
-            ],
-        ] {
-            if let Err(e) = compare_script(file, Input::File, args) {
-                failures.push(e);
-            }
-        }
-    }
-    assert_no_failures(&failures);
+    let hot3 = fixture_bin("hot3");
+    let argv = [hot3.to_str().unwrap_or("hot3"), "0.05"];
+    let files = record_both(dir.path(), "faults", &opts, &argv);
+    let runs: &[&[&str]] = &[
+        &["-F", "comm,tid,misc,ip,sym,addr,weight,ins_lat"],
+        &[
+            "-F",
+            "ip,sym,symoff,dso,addr,phys_addr,data_page_size,code_page_size",
+        ],
+        &["-F", "ip,iregs,uregs"],
+        &[
+            "-F",
+            "+addr,+misc",
+            "--show-task-events",
+            "--show-mmap-events",
+        ],
+    ];
+    let compare = |file: &Path, args: &[&str]| compare_script(file, Input::File, args);
+    assert_no_failures(&compare_each(&files, runs, |_, _| None, compare));
 }

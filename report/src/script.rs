@@ -45,6 +45,20 @@ use crate::tracepoint::Tracepoints;
 /// perf's default `--max-stack` (`PERF_MAX_STACK_DEPTH`).
 pub const PERF_MAX_STACK_DEPTH: usize = 127;
 
+/// A frame's symbol as perf script prints it: `name`, `name+0xoff` with
+/// `symoff`, `[unknown]` without one.
+fn push_sym(s: &mut String, f: Fields, fr: &Frame) {
+    match &fr.sym {
+        Some((name, start, _)) if f.has(OutField::SymOff) => {
+            s.push_str(name);
+            s.push_str("+0x");
+            push_hex(s, fr.addr.wrapping_sub(*start), 0);
+        }
+        Some((name, _, _)) => s.push_str(name),
+        None => s.push_str("[unknown]"),
+    }
+}
+
 /// perf's `misc` field: the cpumode letters (perf tests each mode's bits,
 /// so a hypervisor sample reads `KUH`), a record type's flag, padded to 6.
 fn push_misc(s: &mut String, misc: u16, kind: RecordType) {
@@ -1398,15 +1412,7 @@ impl<'f> Session<'f> {
             if let Some(fr) = &rs.addr_frame {
                 if f.has(OutField::Sym) {
                     s.push(' ');
-                    match &fr.sym {
-                        Some((name, start, _)) if f.has(OutField::SymOff) => {
-                            s.push_str(name);
-                            s.push_str("+0x");
-                            push_hex(s, fr.addr.wrapping_sub(*start), 0);
-                        }
-                        Some((name, _, _)) => s.push_str(name),
-                        None => s.push_str("[unknown]"),
-                    }
+                    push_sym(s, f, fr);
                 }
                 if f.has(OutField::Dso) {
                     s.push_str(" (");
@@ -1470,15 +1476,7 @@ impl<'f> Session<'f> {
         }
         if f.has(OutField::Sym) {
             s.push(' ');
-            match &fr.sym {
-                Some((name, start, _)) if f.has(OutField::SymOff) => {
-                    s.push_str(name);
-                    s.push_str("+0x");
-                    push_hex(s, fr.addr.wrapping_sub(*start), 0);
-                }
-                Some((name, _, _)) => s.push_str(name),
-                None => s.push_str("[unknown]"),
-            }
+            push_sym(s, f, fr);
         }
         if f.has(OutField::Dso) && !fr.inlined {
             s.push_str(" (");
