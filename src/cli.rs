@@ -63,6 +63,12 @@ pub struct ScriptArgs {
     /// Show the perf.data header first.
     #[arg(long = "header")]
     pub header: bool,
+    /// Show only the perf.data header.
+    #[arg(long = "header-only")]
+    pub header_only: bool,
+    /// With --header/--header-only: show all header information.
+    #[arg(short = 'I', long = "show-info")]
+    pub show_info: bool,
     /// Show COMM, FORK and EXIT events.
     #[arg(long = "show-task-events")]
     pub show_task_events: bool,

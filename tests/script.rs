@@ -61,6 +61,8 @@ const OPTION_SETS: &[&[&str]] = &[
     &["--ns"],
     &["--show-task-events"],
     &["--show-mmap-events"],
+    &["--header-only"],
+    &["--header-only", "-I"],
 ];
 
 #[test]

@@ -281,7 +281,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     if args.header_only {
         let stdout = std::io::stdout();
         let mut out = std::io::BufWriter::new(stdout.lock());
-        write_header(&args, &input, &file, &mut out)?;
+        write_header(&input, &file, args.show_info, true, &mut out)?;
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -290,7 +290,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     let mut out = std::io::BufWriter::new(stdout.lock());
     if args.header {
         // perf prints the header in place of its "use --header" hint line.
-        write_header(&args, &input, &file, &mut out)?;
+        write_header(&input, &file, args.show_info, true, &mut out)?;
         let mut report = Vec::new();
         output::write_report(&mut report, &data)?;
         let hint = b"# To display the perf.data header info, please use --header/--header-only options.\n#\n";
@@ -320,11 +320,15 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `--header` / `--header-only`: the header block perf prints.
-fn write_header(
-    args: &ReportArgs,
+/// `--header` / `--header-only` (of report and script): the header block
+/// perf prints; `show_info` is `-I`. Without `features` only the fixed part
+/// (perf script --header-only on pipe data stops before the feature
+/// records).
+pub(crate) fn write_header(
     input: &Input,
     file: &prec_format::PerfFile<'_>,
+    show_info: bool,
+    features: bool,
     out: &mut dyn Write,
 ) -> Result<()> {
     use prec_report::header::{print_header, HeaderInfo};
@@ -336,6 +340,7 @@ fn write_header(
     let sections: Vec<_> = file
         .features()
         .iter()
+        .filter(|_| features)
         .map(|f| (f.id, f.data, f.offset))
         .collect();
     let (data_offset, data_size) = match file.header() {
@@ -351,7 +356,7 @@ fn write_header(
         data_size,
         mtime,
     );
-    info.full = args.show_info;
+    info.full = show_info;
     info.is_pipe = file.mode() == prec_format::read::Mode::Pipe;
     print_header(out, &info)?;
     Ok(())

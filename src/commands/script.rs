@@ -110,8 +110,14 @@ pub fn run(args: ScriptArgs) -> Result<ExitCode> {
     let file = input.parse()?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
-    if args.header {
-        write_header(&mut out, &input, &file)?;
+    if args.header || args.header_only {
+        let pipe = file.mode() == prec_format::read::Mode::Pipe;
+        let features = !(args.header_only && pipe);
+        crate::commands::report::write_header(&input, &file, args.show_info, features, &mut out)?;
+        if args.header_only {
+            out.flush()?;
+            return Ok(ExitCode::SUCCESS);
+        }
     }
     let result = if args.folded {
         prec_report::folded::folded(&file, opts).and_then(|(lines, warnings)| {
@@ -147,35 +153,4 @@ pub fn run(args: ScriptArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// `--header`: perf's header listing, as `perf report --header-only` prints it.
-fn write_header(
-    out: &mut dyn Write,
-    input: &Input,
-    file: &prec_format::PerfFile<'_>,
-) -> Result<()> {
-    use prec_report::header::{print_header, HeaderInfo};
-    let attrs = file
-        .attrs()
-        .iter()
-        .map(|a| (a.attr.clone(), a.ids.clone()))
-        .collect();
-    let sections: Vec<_> = file
-        .features()
-        .iter()
-        .map(|f| (f.id, f.data, f.offset))
-        .collect();
-    let (start, end) = file.data_range();
-    let mut info = HeaderInfo::from_sections(
-        file.endian(),
-        attrs,
-        &sections,
-        start,
-        end - start,
-        input.mtime.unwrap_or(std::time::UNIX_EPOCH),
-    );
-    info.is_pipe = file.mode() == prec_format::read::Mode::Pipe;
-    print_header(out, &info)?;
-    Ok(())
 }
