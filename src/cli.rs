@@ -448,6 +448,9 @@ pub struct ReportArgs {
     /// Regex of the parent symbols for `--sort parent` (adds the key).
     #[arg(short = 'p', long = "parent")]
     pub parent: Option<String>,
+    /// Only entries of CPUs of this processor socket.
+    #[arg(long = "socket-filter", value_name = "SOCKET")]
+    pub socket_filter: Option<i32>,
     /// Regex of functions whose callees' samples count as theirs (their
     /// callees leave the call graphs).
     #[arg(long = "ignore-callees", value_name = "REGEX")]

@@ -258,6 +258,10 @@ fn filter_options_match_perf() {
             &["--symbol-filter", "a", "--sort", "comm,sym", "-n"],
             &["--symbol-filter", "main", "--sort", "dso,sym"],
             &["hot"],
+            // Like --symbol-filter, applied while collapsing (a comm key).
+            &["--socket-filter", "0"],
+            &["--socket-filter", "1", "--sort", "comm,dso"],
+            &["--socket-filter", "1", "--sort", "dso"],
         ],
     );
 }

@@ -185,6 +185,8 @@ pub struct Options {
     /// `-p`/`--parent` (POSIX extended regex, perf's default
     /// `^sys_|^do_page_fault`).
     pub parent_regex: String,
+    /// `--socket-filter`: only entries of CPUs of this socket.
+    pub socket_filter: Option<i32>,
     /// `--ignore-callees` (POSIX extended regex): a call-chain function
     /// that matches takes its callees' samples.
     pub ignore_callees: Option<String>,
@@ -260,6 +262,7 @@ impl Default for Options {
             full_source_path: false,
             parent_regex: DEFAULT_PARENT.to_string(),
             ignore_callees: None,
+            socket_filter: None,
             parent_no_callchain: false,
             callgraph_required: false,
             callgraph_missing: false,
@@ -455,6 +458,8 @@ pub mod filter {
     pub const SYMBOL: u8 = 4;
     /// `-x`: no `--parent` match.
     pub const PARENT: u8 = 8;
+    /// `--socket-filter`.
+    pub const SOCKET: u8 = 16;
 }
 
 /// String interner.
@@ -577,9 +582,10 @@ pub struct Entry {
     pub parent: Option<StrId>,
     /// Why the entry is filtered out ([`filter`] bits; 0: shown).
     pub filtered: u8,
-    /// Hidden by `--symbol-filter` (after aggregation: its samples still
-    /// count in the header, as in perf).
-    pub symbol_filtered: bool,
+    /// [`filter`] bits of the filters perf applies while collapsing
+    /// (`--symbol-filter`, `--socket-filter`): its samples still count in
+    /// the header, as in perf.
+    pub collapse_filtered: u8,
     /// Call-graph mode: children period and call tree.
     pub cg: Option<Box<EntryCg>>,
     /// With CPU-utilization columns: the period by cpumode (see
@@ -610,7 +616,7 @@ impl Entry {
             socket: self.socket,
             parent: self.parent,
             filtered: self.filtered,
-            symbol_filtered: self.symbol_filtered,
+            collapse_filtered: self.collapse_filtered,
             mode_periods: self.mode_periods.as_ref().map(|_| Box::default()),
             ..Entry::blank(self.thread, self.comm)
         }
@@ -648,7 +654,7 @@ impl Entry {
             socket: 0,
             parent: None,
             filtered: 0,
-            symbol_filtered: false,
+            collapse_filtered: 0,
             cg: None,
             branch: None,
         }
@@ -2304,17 +2310,26 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
         thread_values,
     };
     // perf 6.1 applies the symbol filter while collapsing the first
-    // event's entries, and collapses only when a key needs it (comm).
-    let filter = data.options.symbol_filter.clone();
-    if let Some(filter) = filter.filter(|_| data.options.need_collapse) {
-        if let Some(h) = data.hists.first_mut() {
+    // event's entries (the socket filter: every event's), and collapses
+    // only when a key needs it (comm).
+    let symbol_filter = data.options.symbol_filter.clone();
+    let socket_filter = data.options.socket_filter;
+    if data.options.need_collapse {
+        for (i, h) in data.hists.iter_mut().enumerate() {
             for e in &mut h.entries {
-                let matches = e.sym.is_some_and(|id| {
-                    data.strings
-                        .get(data.syms[id.0 as usize].name)
-                        .contains(filter.as_str())
-                });
-                e.symbol_filtered = !matches;
+                if let Some(filter) = symbol_filter.as_deref().filter(|_| i == 0) {
+                    let matches = e.sym.is_some_and(|id| {
+                        data.strings
+                            .get(data.syms[id.0 as usize].name)
+                            .contains(filter)
+                    });
+                    if !matches {
+                        e.collapse_filtered |= filter::SYMBOL;
+                    }
+                }
+                if socket_filter.is_some_and(|s| e.socket != s) {
+                    e.collapse_filtered |= filter::SOCKET;
+                }
             }
         }
     }
@@ -2415,11 +2430,9 @@ fn build_hierarchy(
                             filtered |= nodes.get(parent).map_or(bit, |p| p.filtered & bit);
                         }
                     }
-                    // perf's hists__filter_entry_by_symbol (--symbol-filter)
+                    // perf's hists__filter_entry_by_symbol and _by_socket
                     // on the node's first entry.
-                    if e.symbol_filtered {
-                        filtered |= filter::SYMBOL;
-                    }
+                    filtered |= e.collapse_filtered;
                     nodes.push(HierNode {
                         depth,
                         entry: i,

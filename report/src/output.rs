@@ -208,7 +208,7 @@ impl<'a> SharedPrefixes<'a> {
 }
 
 fn visible(e: &Entry) -> bool {
-    e.filtered == 0 && !e.symbol_filtered
+    e.filtered == 0 && e.collapse_filtered == 0
 }
 
 fn sym_name<'a>(data: &'a ReportData, e: &Entry) -> Option<&'a str> {
@@ -550,6 +550,9 @@ fn write_hists(
     }
     writeln!(head)?;
     writeln!(head, "# Event count (approx.): {total}")?;
+    if let Some(socket) = data.options.socket_filter {
+        writeln!(head, "# Processor Socket: {socket}")?;
+    }
     writeln!(head, "#")?;
 
     let fields = fields_of(data);

@@ -153,6 +153,7 @@ fn options(args: &ReportArgs) -> Result<Options> {
     o.hide_unresolved = args.hide_unresolved;
     o.exclude_other = args.exclude_other;
     o.ignore_callees = args.ignore_callees.clone();
+    o.socket_filter = args.socket_filter;
     o.full_source_path = args.full_source_path;
     o.callgraph_required = args.data.input.as_os_str() != "-"
         && args
