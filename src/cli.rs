@@ -1,6 +1,10 @@
 //! Command-line arguments, with perf's names and defaults. These are the
 //! "low" arguments; each command converts them into its library's config.
 
+// The doc comments are clap's --help texts, in perf's `a[,b]` notation,
+// not intra-doc links.
+#![allow(rustdoc::broken_intra_doc_links)]
+
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
