@@ -70,6 +70,16 @@ pub struct ScriptArgs {
     /// Show only the perf.data header.
     #[arg(long = "header-only")]
     pub header_only: bool,
+    /// Show the whole path of source files (`srcline`).
+    #[arg(long = "full-source-path")]
+    pub full_source_path: bool,
+    /// Inline functions in call chains (accepted for perf compatibility:
+    /// perf 6.1's script output is the same with it).
+    #[arg(long = "inline", overrides_with = "no_inline")]
+    pub inline: bool,
+    /// No inline functions (see --inline).
+    #[arg(long = "no-inline", overrides_with = "inline")]
+    pub no_inline: bool,
     /// With --header/--header-only: show all header information.
     #[arg(short = 'I', long = "show-info")]
     pub show_info: bool,

@@ -90,6 +90,16 @@ fn fixture_filters_match_perf_script() {
         (&threads, &["--comms", "worker-a,worker-b"][..]),
         (&sw, &["--cpu", "1"][..]),
         (&sw, &["--comms", "sleep", "--show-task-events"][..]),
+        // The fixtures' own sources (glibc's relative DWARF directories
+        // join differently in prec's symbolizer: see report_options.rs).
+        (
+            &own_fixture("hot3-default.data"),
+            &["-F", "+srcline", "--full-source-path"][..],
+        ),
+        (
+            &own_fixture("rust_hot.data"),
+            &["-F", "+srcline", "--full-source-path", "--inline"][..],
+        ),
     ] {
         if let Err(e) = compare_script(file, Input::File, args) {
             failures.push(e);

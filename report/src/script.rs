@@ -269,6 +269,8 @@ pub struct ScriptOptions {
     pub max_stack: Option<usize>,
     /// `--ns`: nanosecond timestamps.
     pub ns: bool,
+    /// `--full-source-path`: srclines with the whole file path.
+    pub full_source_path: bool,
     pub comms: Option<Vec<String>>,
     pub pids: Option<Vec<i32>>,
     pub tids: Option<Vec<i32>>,
@@ -612,6 +614,7 @@ fn hx(v: u64) -> String {
 impl<'f> Session<'f> {
     /// Prepares a walk over `file`; fails like perf on a bad `-F`.
     pub fn new(file: &'f PerfFile<'f>, opts: ScriptOptions) -> Result<Self, ScriptError> {
+        let full_source_path = opts.full_source_path;
         let mut machine = Machine::new();
         let mut bid_modules = HashSet::default();
         let names = event_names(file, &mut machine, &mut bid_modules);
@@ -754,7 +757,11 @@ impl<'f> Session<'f> {
             file,
             opts,
             machine,
-            resolver: Resolver::new(Symbolizer::new(sym_opts)),
+            resolver: {
+                let mut r = Resolver::new(Symbolizer::new(sym_opts));
+                r.full_source_path = full_source_path;
+                r
+            },
             strings: Strings::default(),
             cc: Callchains::new(),
             chain_buf: Vec::new(),
