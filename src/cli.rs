@@ -462,6 +462,9 @@ pub struct ReportArgs {
     /// Regex of the parent symbols for `--sort parent` (adds the key).
     #[arg(short = 'p', long = "parent")]
     pub parent: Option<String>,
+    /// Column widths, in column order (0: the default width).
+    #[arg(short = 'w', long = "column-widths", value_name = "W,W,...")]
+    pub column_widths: Option<String>,
     /// Only entries of CPUs of this processor socket.
     #[arg(long = "socket-filter", value_name = "SOCKET")]
     pub socket_filter: Option<i32>,

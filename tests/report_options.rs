@@ -234,6 +234,13 @@ fn columns_and_layout_options_match_perf() {
             &["-q", "--sort", "pid"],
             &["-n", "--sort", "dso,sym"],
             &["-g", "caller", "--sort", "comm"],
+            // -w: perf's user widths (cut keys, numbers in width - 2, a
+            // list that stops at an item not followed by a comma).
+            &["-w", "5,3,6,8"],
+            &["-n", "-w", "10,5,0,4,30", "--show-total-period"],
+            &["-w", "12,3,4", "--sort", "dso,sym"],
+            &["-w", "9,x,12"],
+            &["--group", "-w", "20,5"],
         ],
     );
 }

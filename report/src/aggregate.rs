@@ -185,6 +185,8 @@ pub struct Options {
     /// `-p`/`--parent` (POSIX extended regex, perf's default
     /// `^sys_|^do_page_fault`).
     pub parent_regex: String,
+    /// `-w`/`--column-widths`: a width per column (0: the default).
+    pub column_widths: Vec<usize>,
     /// `--socket-filter`: only entries of CPUs of this socket.
     pub socket_filter: Option<i32>,
     /// `--ignore-callees` (POSIX extended regex): a call-chain function
@@ -263,6 +265,7 @@ impl Default for Options {
             parent_regex: DEFAULT_PARENT.to_string(),
             ignore_callees: None,
             socket_filter: None,
+            column_widths: Vec::new(),
             parent_no_callchain: false,
             callgraph_required: false,
             callgraph_missing: false,

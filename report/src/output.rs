@@ -607,33 +607,57 @@ fn write_hists(
         return hierarchy.write(out, head);
     }
     let sep = data.options.field_sep.as_deref();
-    let col_width = |f: &Field| -> usize {
-        match f {
+    // -w: perf's user widths, by column (0: the default); ignored with -t.
+    let user_width = |i: usize, _: &Field| -> Option<usize> {
+        let u = *data.options.column_widths.get(i)?;
+        (u > 0 && sep.is_none()).then_some(u)
+    };
+    let overhead_name = || {
+        // perf renames the column only without -F.
+        if children(data) && data.options.fields.is_none() {
+            "Self"
+        } else {
+            "Overhead"
+        }
+    };
+    let col_width = |i: usize, f: &Field| -> usize {
+        let default = match f {
             Field::Children if !children(data) => 8,
             Field::Children | Field::Overhead => 8 * if grouped { nr_members } else { 1 },
             Field::ModeOverhead(slot) => mode_width(*slot, nr_members),
             Field::Sample | Field::Period => 12 * if grouped { nr_members } else { 1 },
             Field::Key(k) => key_width(*k, &w),
+        };
+        // perf's hpp__width_fn: a group's members' default widths, and at
+        // least the header's length.
+        let event_group = grouped || (data.options.group && !data.options.no_group);
+        let members = |per: usize| if event_group { per * nr_members } else { 0 };
+        match (user_width(i, f), f) {
+            (None, _) => default,
+            (Some(u), Field::Key(_)) => u,
+            (Some(u), Field::Children) => u.max("Children".len()).max(members(8)),
+            (Some(u), Field::Overhead) => u.max(overhead_name().len()).max(members(8)),
+            (Some(u), Field::ModeOverhead(slot)) => u
+                .max(ModePeriods::header(*slot).len())
+                .max(members(mode_cell_width(*slot))),
+            (Some(u), Field::Sample) => u.max("Samples".len()).max(members(12)),
+            (Some(u), Field::Period) => u.max("Period".len()).max(members(12)),
         }
     };
     let mut header = String::from("# ");
     let mut dots = String::from("# ");
     for (i, f) in fields.iter().enumerate() {
-        let cw = col_width(f);
+        let cw = col_width(i, f);
         if i > 0 {
             header.push_str(sep.unwrap_or("  "));
             dots.push_str("  ");
         }
         match f {
             Field::Children => header.push_str(&format!("{:>cw$}", "Children")),
-            Field::Overhead => {
-                // perf renames the column only without -F.
-                let name = if children(data) && data.options.fields.is_none() {
-                    "Self"
-                } else {
-                    "Overhead"
-                };
-                header.push_str(&format!("{:>cw$}", name))
+            Field::Overhead => header.push_str(&format!("{:>cw$}", overhead_name())),
+            // perf's `%-*.*s`: a user width cuts the header.
+            Field::Key(k) if user_width(i, f).is_some() => {
+                header.push_str(&format!("{:<cw$.cw$}", k.header()))
             }
             Field::ModeOverhead(slot) => {
                 header.push_str(&format!("{:>cw$}", ModePeriods::header(*slot)))
@@ -674,6 +698,19 @@ fn write_hists(
         for (i, f) in fields.iter().enumerate() {
             if i > 0 {
                 line.push_str("  ");
+            }
+            if let Some(u) = user_width(i, f) {
+                let last = i + 1 == fields.len();
+                line.push_str(&user_width_cell(
+                    data,
+                    e,
+                    f,
+                    u,
+                    col_width(i, f),
+                    &totals,
+                    last,
+                ));
+                continue;
             }
             match f {
                 Field::Overhead => {
@@ -912,6 +949,71 @@ impl Hierarchy<'_> {
         }
         Ok(())
     }
+}
+
+/// A cell of a column with a `-w` width `user` (perf's `hpp__fmt` with
+/// `user_len`: each group member in that width; padded to the column's
+/// `width` by `hist_entry__snprintf_alignment`). A key's own `snprintf`
+/// cuts its text to the width, a symbol's name only when the width holds
+/// the `[.] ` before it (perf's unsigned `width - 4`).
+fn user_width_cell(
+    data: &ReportData,
+    e: &Entry,
+    f: &Field,
+    user: usize,
+    width: usize,
+    totals: &[u64],
+    last: bool,
+) -> String {
+    let grouped = totals.len() > 1;
+    let percents = |own: u64, group: &[u64]| -> String {
+        let p = user.saturating_sub(2);
+        totals
+            .iter()
+            .enumerate()
+            .map(|(mi, t)| {
+                let v = if grouped {
+                    group.get(mi).copied().unwrap_or(0)
+                } else {
+                    own
+                };
+                format!(" {:>p$.2}%", pct(v, *t))
+            })
+            .collect()
+    };
+    let numbers = |own: u64, group: &[u64]| -> String {
+        let p = user.saturating_sub(1);
+        if grouped {
+            group.iter().map(|v| format!(" {v:>p$}")).collect()
+        } else {
+            format!(" {own:>p$}")
+        }
+    };
+    let cell = match f {
+        Field::Children if !children(data) => format!("{:>user$}", "N/A"),
+        Field::Children => percents(e.acc_period(), &e.group_acc),
+        Field::Overhead => percents(e.period, &e.group_periods),
+        Field::ModeOverhead(slot) => {
+            let group: Vec<u64> = (0..totals.len())
+                .map(|mi| mode_period(e, *slot, mi))
+                .collect();
+            percents(mode_period(e, *slot, 0), &group)
+        }
+        Field::Sample => numbers(e.nr_samples, &e.group_samples),
+        Field::Period => numbers(e.period, &e.group_periods),
+        Field::Key(k) => {
+            let mut v = key_value(data, e, *k, user);
+            let symbol = matches!(k, SortKey::Sym | SortKey::SymOff) && e.sym.is_some();
+            if symbol && user >= 4 {
+                v = v.chars().take(user).collect();
+            }
+            if last {
+                return v;
+            }
+            v
+        }
+    };
+    format!("{cell:<width$}")
 }
 
 /// The width of one group member's cell in a cpumode overhead column: at

@@ -154,6 +154,9 @@ fn options(args: &ReportArgs) -> Result<Options> {
     o.exclude_other = args.exclude_other;
     o.ignore_callees = args.ignore_callees.clone();
     o.socket_filter = args.socket_filter;
+    if let Some(w) = &args.column_widths {
+        o.column_widths = parse_column_widths(w);
+    }
     o.full_source_path = args.full_source_path;
     o.callgraph_required = args.data.input.as_os_str() != "-"
         && args
@@ -319,6 +322,32 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// perf's `perf_hpp__set_user_width`: `strtol` on each item (0 when it
+/// does not start with a number), stopping after an item not followed by
+/// a comma.
+fn parse_column_widths(list: &str) -> Vec<usize> {
+    let mut widths = Vec::new();
+    let mut rest = list;
+    loop {
+        let trimmed = rest.trim_start();
+        let digits = trimmed
+            .char_indices()
+            .take_while(|&(i, c)| c.is_ascii_digit() || (i == 0 && (c == '+' || c == '-')))
+            .last()
+            .map_or(0, |(i, c)| i + c.len_utf8());
+        let value: i64 = trimmed[..digits].parse().unwrap_or(0);
+        // perf keeps the width in an int and ignores widths below 1.
+        widths.push(usize::try_from(value).unwrap_or(0));
+        match trimmed[digits..].strip_prefix(',') {
+            Some(next) if digits > 0 || trimmed.is_empty() || trimmed.starts_with(',') => {
+                rest = next
+            }
+            _ => break,
+        }
+    }
+    widths
 }
 
 /// `--header` / `--header-only` (of report and script): the header block
