@@ -669,6 +669,9 @@ impl Entry {
 pub struct EntryCg {
     /// `--children` period: samples whose chain contains the entry.
     pub acc_period: u64,
+    /// How many samples' chains contain the entry (perf inserts it that
+    /// many times).
+    pub acc_count: u64,
     pub tree: CallTree,
 }
 
@@ -2057,6 +2060,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                         let cg = h.entries[idx].cg.get_or_insert_with(Default::default);
                         if cgp.children {
                             cg.acc_period += period;
+                            cg.acc_count += 1;
                             own.acc = true;
                         }
                         if cgp.enabled && s.callchain.is_some() {
@@ -2204,6 +2208,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                 }
                                 let cg = h.entries[cidx].cg.get_or_insert_with(Default::default);
                                 cg.acc_period += period;
+                                cg.acc_count += 1;
                                 let mut node = NO_NODE;
                                 if cgp.enabled {
                                     node = cg.tree.append(&fids[i..], period).unwrap_or(NO_NODE);
@@ -2555,6 +2560,7 @@ fn apply_effects(h: &mut Hists, effects: &[Effect], count: u64, period: u64) {
         if let Some(cg) = &mut e.cg {
             if eff.acc {
                 cg.acc_period += period;
+                cg.acc_count += count;
             }
             if eff.node != NO_NODE {
                 cg.tree.add_hits(eff.node, count, period);

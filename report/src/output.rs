@@ -217,17 +217,22 @@ fn sym_name<'a>(data: &'a ReportData, e: &Entry) -> Option<&'a str> {
 }
 
 fn calc_widths(data: &ReportData, h: &Hists) -> Widths {
-    let shown = h.entries.iter().filter(|e| visible(e)).map(|e| (e, None));
+    let shown = h
+        .entries
+        .iter()
+        .filter(|e| visible(e))
+        .map(|e| (e, None, true));
     calc_widths_of(data, h, shown)
 }
 
 /// perf's `hists__calc_col_len` over `shown` entries. An entry that stands
 /// for a `--hierarchy` level comes with its key: perf keeps its srcline,
-/// srcfile and trace output only at their own levels.
+/// srcfile and trace output only at their own levels; and whether perf has
+/// computed its srcline by then (it does so lazily, in comparisons).
 fn calc_widths_of<'e>(
     data: &ReportData,
     h: &Hists,
-    shown: impl Iterator<Item = (&'e Entry, Option<SortKey>)>,
+    shown: impl Iterator<Item = (&'e Entry, Option<SortKey>, bool)>,
 ) -> Widths {
     let mut w = Widths {
         comm: 0,
@@ -246,6 +251,14 @@ fn calc_widths_of<'e>(
     };
     let keys = &data.options.sort;
     let srcfile_first = keys.first() == Some(&SortKey::Srcfile);
+    // The same for srclines: perf computes them in comparisons too.
+    let srcline_first = keys.first() == Some(&SortKey::Srcline);
+    let srcline_shared = SharedPrefixes::new(
+        data,
+        &h.entries,
+        SortKey::Srcline,
+        keys.contains(&SortKey::Srcline) && !srcline_first,
+    );
     let srcfile_shared = SharedPrefixes::new(
         data,
         &h.entries,
@@ -261,7 +274,7 @@ fn calc_widths_of<'e>(
         SortKey::Trace,
         keys.contains(&SortKey::Trace),
     );
-    for (e, level) in shown {
+    for (e, level, srcline_known) in shown {
         let at_level = |k: SortKey| level.is_none_or(|l| l == k);
         if let (Some(t), true) = (e.trace, at_level(SortKey::Trace)) {
             if e.nr_samples >= 2 || trace_shared.shared(e) {
@@ -285,7 +298,14 @@ fn calc_widths_of<'e>(
         if let Some(m) = e.map {
             w.dso = w.dso.max(data.machine.dsos.get(m.dso).short_name.len());
         }
-        if let (Some(s), true) = (e.srcline, at_level(SortKey::Srcline)) {
+        let srcline_compared = match level {
+            Some(_) => srcline_known,
+            None => {
+                let inserted = e.nr_samples.max(e.cg.as_ref().map_or(0, |c| c.acc_count));
+                srcline_first || inserted >= 2 || srcline_shared.shared(e)
+            }
+        };
+        if let (Some(s), true) = (e.srcline, at_level(SortKey::Srcline) && srcline_compared) {
             w.srcline = w.srcline.max(data.strings.get(s).len());
         }
         if let Some(p) = e.parent {
@@ -405,10 +425,14 @@ fn key_value(data: &ReportData, e: &Entry, k: SortKey, width: usize) -> String {
                 _ => format!("[{lvl}] {:#018x}", e.addr),
             }
         }
+        // "%-.*s": cut to the column (only a --hierarchy srcline perf had
+        // not computed when sizing the column is longer).
         SortKey::Srcline => e
             .srcline
             .map_or("??:0", |s| data.strings.get(s))
-            .to_string(),
+            .chars()
+            .take(width)
+            .collect(),
         // "%.*s": truncated to the column, not padded.
         SortKey::Srcfile => e
             .srcfile
@@ -590,11 +614,27 @@ fn write_hists(
             vec![roots().map(|n| n.period).sum()]
         };
         let levels = data.options.sort.clone();
+        // A srcline node's srcline exists when perf compared it: with a
+        // sibling (collapsing), or its first entry with another of the
+        // same keys before srcline (perf's entries_in).
+        let shared = SharedPrefixes::new(data, &h.entries, SortKey::Srcline, true);
+        let mut siblings = vec![h.hierarchy_roots.len(); h.hierarchy.len()];
+        for node in &h.hierarchy {
+            for &c in &node.children {
+                siblings[c] = node.children.len();
+            }
+        }
         let shown = h
             .hierarchy
             .iter()
-            .filter(|n| n.filtered == 0)
-            .map(|n| (&h.entries[n.entry], Some(levels[n.depth])));
+            .enumerate()
+            .filter(|(_, n)| n.filtered == 0)
+            .map(|(i, n)| {
+                let e = &h.entries[n.entry];
+                let inserted = e.nr_samples.max(e.cg.as_ref().map_or(0, |c| c.acc_count));
+                let known = siblings[i] >= 2 || inserted >= 2 || shared.shared(e);
+                (e, Some(levels[n.depth]), known)
+            });
         let w = calc_widths_of(data, h, shown);
         let hierarchy = Hierarchy {
             data,
