@@ -167,6 +167,10 @@ const SRC_RUNS: &[&[&str]] = &[
     &["--sort", "srcline,srcfile", "--no-children"],
     &["--sort", "dso,srcfile"],
     &["--sort", "comm,srcfile"],
+    // perf sizes a srcline column from the srclines it computed while
+    // comparing entries, and cuts the others.
+    &["--sort", "dso,srcline", "-t", ","],
+    &["--hierarchy", "--sort", "dso,sym,srcline", "-g", "none"],
 ];
 
 /// hot3's recordings hit ld.so's init_cpu_features: every run above
@@ -236,8 +240,6 @@ fn columns_and_layout_options_match_perf() {
             &["-g", "caller", "--sort", "comm"],
             // -w: perf's user widths (cut keys, numbers in width - 2, a
             // list that stops at an item not followed by a comma).
-            &["--sort", "dso,srcline", "-t", ","],
-            &["--sort", "dso,srcline"],
             &["-w", "5,3,6,8"],
             &["-n", "-w", "10,5,0,4,30", "--show-total-period"],
             &["-w", "12,3,4", "--sort", "dso,sym"],
@@ -460,9 +462,6 @@ fn hierarchy_matches_perf() {
             &["--hierarchy", "--group", "--sort", "dso,sym"],
             &["--hierarchy", "--no-children", "--sort", "dso,sym"],
             &["--hierarchy", "--show-cpu-utilization", "-n"],
-            // perf sizes a srcline column from the srclines it computed
-            // while comparing entries (and cuts the others).
-            &["--hierarchy", "--sort", "dso,sym,srcline", "-g", "none"],
         ],
     );
 }
