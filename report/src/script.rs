@@ -1054,15 +1054,7 @@ impl<'f> Session<'f> {
                         let tid = s.tid.map_or(-1, |t| t as i32);
                         let cpu = s.cpu.unwrap_or(0);
                         let ip = s.ip.unwrap_or(0);
-                        let cf = self.cc.frame(
-                            &mut self.machine,
-                            &mut self.resolver,
-                            &mut self.strings,
-                            pid,
-                            tid,
-                            r.cpumode(),
-                            ip,
-                        );
+                        let cf = self.frame_at(pid, tid, r.cpumode(), ip);
                         let loc = crate::aggregate::resolve_loading(
                             &mut self.machine,
                             &mut self.resolver,
@@ -1186,25 +1178,9 @@ impl<'f> Session<'f> {
                             } else {
                                 prec_format::constants::misc::USER
                             };
-                            let mut af = self.cc.frame(
-                                &mut self.machine,
-                                &mut self.resolver,
-                                &mut self.strings,
-                                pid,
-                                tid,
-                                r.cpumode(),
-                                addr,
-                            );
+                            let mut af = self.frame_at(pid, tid, r.cpumode(), addr);
                             if af.map.is_none() && by_addr != r.cpumode() {
-                                af = self.cc.frame(
-                                    &mut self.machine,
-                                    &mut self.resolver,
-                                    &mut self.strings,
-                                    pid,
-                                    tid,
-                                    by_addr,
-                                    addr,
-                                );
+                                af = self.frame_at(pid, tid, by_addr, addr);
                             }
                             self.make_frame(&af, false)
                         });
@@ -1256,6 +1232,19 @@ impl<'f> Session<'f> {
             }
         }
         Ok(())
+    }
+
+    /// `addr` of thread `pid`/`tid` in `cpumode` resolved to a frame.
+    fn frame_at(&mut self, pid: i32, tid: i32, cpumode: u16, addr: u64) -> ChainFrame {
+        self.cc.frame(
+            &mut self.machine,
+            &mut self.resolver,
+            &mut self.strings,
+            pid,
+            tid,
+            cpumode,
+            addr,
+        )
     }
 
     /// perf's `--dsos` and `-S` filters (machine__resolve): a sample
