@@ -916,22 +916,12 @@ impl Hierarchy<'_> {
             line.push_str("  ");
             let grouped = self.totals.len() > 1;
             match f {
-                Field::ModeOverhead(slot) => {
-                    let cells: String = self
-                        .totals
-                        .iter()
-                        .enumerate()
-                        .map(|(mi, t)| {
-                            let p = match node.group_mode_periods.get(mi) {
-                                Some(m) => m.0[*slot],
-                                None => node.mode_periods.0[*slot],
-                            };
-                            let cw = mode_cell_width(*slot);
-                            format!("{:>cw$}", format!("{:.2}%", pct(p, *t)))
-                        })
-                        .collect();
-                    line.push_str(&cells);
-                }
+                Field::ModeOverhead(slot) => line.push_str(&mode_cells(*slot, self.totals, |mi| {
+                    match node.group_mode_periods.get(mi) {
+                        Some(m) => m.0[*slot],
+                        None => node.mode_periods.0[*slot],
+                    }
+                })),
                 Field::Sample | Field::Period => {
                     let (v, g) = if *f == Field::Sample {
                         (node.nr_samples, &node.group_samples)
@@ -1079,16 +1069,17 @@ fn mode_period(e: &Entry, slot: usize, member: usize) -> u64 {
 
 /// A cpumode overhead column's text: one percentage per group member.
 fn mode_percents(e: &Entry, slot: usize, totals: &[u64]) -> String {
+    mode_cells(slot, totals, |mi| mode_period(e, slot, mi))
+}
+
+/// A cpumode column's cells: `period(member)` as a percentage of each
+/// member's total.
+fn mode_cells(slot: usize, totals: &[u64], period: impl Fn(usize) -> u64) -> String {
     let cw = mode_cell_width(slot);
     totals
         .iter()
         .enumerate()
-        .map(|(mi, t)| {
-            format!(
-                "{:>cw$}",
-                format!("{:.2}%", pct(mode_period(e, slot, mi), *t))
-            )
-        })
+        .map(|(mi, t)| format!("{:>cw$}", format!("{:.2}%", pct(period(mi), *t))))
         .collect()
 }
 
