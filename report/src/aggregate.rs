@@ -22,7 +22,7 @@ use prec_format::record::Record;
 use prec_format::{Attr, FeatureId, PerfFile, RecordType};
 
 use crate::callchain::{Callchains, ChainFrame, ChainParams, Order};
-use crate::callgraph::{CallTree, FrameId, Frames};
+use crate::callgraph::{CallTree, CursorFrame, Frames};
 use crate::maps::{DsoId, DsoKind, Map};
 use crate::replay::{Effect, RawOutcome, SampleReplay, NO_NODE};
 use crate::symbolize::{BinaryId, FileLoader, Symbolizer, SymbolizerOptions};
@@ -1491,7 +1491,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
     let mut callchains = Callchains::new();
     let mut unwinder = crate::unwind::DwarfUnwinder::new();
     let mut chain: Vec<ChainFrame> = Vec::new();
-    let mut fids: Vec<FrameId> = Vec::new();
+    let mut fids: Vec<CursorFrame> = Vec::new();
     let mut he_cache: Vec<Key> = Vec::new();
     let mut cg_frames = Frames::default();
     let mut callchain_period = vec![0u64; attrs.len()];
@@ -1952,7 +1952,10 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                     if cg_on {
                         fids.clear();
                         for f in &chain {
-                            let start = f.sym.map_or(0, |id| resolver.syms[id.0 as usize].start);
+                            let sym = f.sym.map(|id| {
+                                let s = &resolver.syms[id.0 as usize];
+                                (s.start, s.name)
+                            });
                             // perf's callchain_srcline: every entry gets its
                             // file:line unless the key is `function`.
                             let src = if cgp.key == crate::callgraph::Key::Function {
@@ -1967,7 +1970,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                     f,
                                 )
                             };
-                            fids.push(cg_frames.intern(cgp.key, f, start, src));
+                            fids.push(cg_frames.intern(cgp.key, f, sym, src));
                         }
                     }
                     // The resolved sample's key (see crate::replay): everything
@@ -2000,7 +2003,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                         let by_ip = want(SortKey::SymOff) || need_src;
                         for (f, fid) in chain.iter().zip(&fids) {
                             replay_frames.push(replay.frame_id([
-                                fid.0 as u64 | (f.map.map_or(0, |m| m.dso.0 as u64 + 1)) << 32,
+                                fid.id.0 as u64 | (f.map.map_or(0, |m| m.dso.0 as u64 + 1)) << 32,
                                 f.sym.map_or(u64::MAX, |s| s.0 as u64),
                                 if f.sym.is_none() || by_ip { f.ip } else { 0 },
                                 if need_src { f.addr } else { 0 },
@@ -2035,6 +2038,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                         Err(pending) => pending,
                     };
                     effects.clear();
+                    let (mut replayable, mut reorders) = (true, false);
                     let h = &mut hists[ai];
                     h.nr_samples += 1;
                     h.total_period += period;
@@ -2064,7 +2068,10 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                             own.acc = true;
                         }
                         if cgp.enabled && s.callchain.is_some() {
-                            own.node = cg.tree.append(&fids, period).unwrap_or(NO_NODE);
+                            let a = cg.tree.append(&fids, period, cgp.key, &cg_frames, &strings);
+                            own.node = a.node.unwrap_or(NO_NODE);
+                            replayable &= a.replayable;
+                            reorders |= a.reorders;
                         }
                         if cgp.children {
                             he_cache.clear();
@@ -2211,7 +2218,16 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                 cg.acc_count += 1;
                                 let mut node = NO_NODE;
                                 if cgp.enabled {
-                                    node = cg.tree.append(&fids[i..], period).unwrap_or(NO_NODE);
+                                    let a = cg.tree.append(
+                                        &fids[i..],
+                                        period,
+                                        cgp.key,
+                                        &cg_frames,
+                                        &strings,
+                                    );
+                                    node = a.node.unwrap_or(NO_NODE);
+                                    replayable &= a.replayable;
+                                    reorders |= a.reorders;
                                 }
                                 effects.push(Effect {
                                     entry: cidx as u32,
@@ -2224,6 +2240,13 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                         }
                     }
                     effects.push(own);
+                    if reorders {
+                        replay.forget_lookups();
+                    }
+                    if !replayable {
+                        // Applied above; copies must walk the trees again.
+                        continue;
+                    }
                     let resolved = replay.remember_resolved(
                         resolved_pending,
                         ai,
@@ -2273,7 +2296,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
         for h in &mut hists {
             for e in &mut h.entries {
                 if let Some(cg) = &mut e.cg {
-                    cg.tree.finish(&cg_frames);
+                    cg.tree.finish(cgp.key, &cg_frames, &strings);
                 }
             }
         }

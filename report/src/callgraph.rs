@@ -9,22 +9,28 @@
 //!   inline frame's name, or same DSO and address without a symbol); a node
 //!   shows the first frame inserted with its key, as perf keeps the first
 //!   `callchain_list`.
-//! * A [`CallTree`] is a trie over frame ids with per-node hits (samples
-//!   whose chain ends there). perf's radix tree (`callchain_node` with `val`
-//!   lists) is the same trie with paths compressed between branch points and
-//!   chain ends; [`CallTree::finish`] computes that view.
+//! * A [`CallTree`] is a trie with per-node hits (samples whose chain ends
+//!   there). perf's radix tree (`callchain_node` with `val` lists) is the
+//!   same trie with paths compressed between branch points and chain ends;
+//!   [`CallTree::finish`] computes that view. A node's children are found
+//!   by walking perf's red-black tree of them with perf's `match_chain`,
+//!   which is not a total order (it compares symbol starts, names or
+//!   addresses depending on the two frames), so a walk can miss an equal
+//!   child and add a second one, as perf's does.
 //! * Sibling order follows perf: cumulated hits descending (flat/folded:
-//!   own hits), ties in perf's insertion tree order (`match_chain` puts a
-//!   greater key left, so: DSO descending, then symbol start or address
-//!   descending; DSO identity is approximated by creation order, like
-//!   perf's heap pointers).
+//!   own hits), ties in that tree's order (`match_chain` puts a greater key
+//!   left; DSO identity is approximated by creation order, like perf's heap
+//!   pointers).
 
-use rustc_hash::FxHashMap as HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::io::{self, Write};
 
-use crate::aggregate::{StrId, SymId};
+use std::cmp::Ordering;
+
+use crate::aggregate::{StrId, Strings, SymId};
 use crate::callchain::{ChainFrame, Order};
 use crate::maps::DsoId;
+use crate::rbtree::{RbTree, NIL};
 
 /// perf's `enum chain_mode`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -218,8 +224,20 @@ pub struct FrameInfo {
     pub inlined: bool,
     /// With `-g address`/`-g srcline`: the frame's srcline.
     pub srcline: Option<StrId>,
-    /// Sibling order (perf's rb_root_in order): (dso rank, start or ip).
-    order: (u32, u64),
+    /// The symbol's start and name, which perf's `match_chain` compares.
+    start: u64,
+    name: Option<StrId>,
+}
+
+/// A frame of a chain to append: its interned id, plus what perf's
+/// `match_chain` reads of the frame itself rather than of its key (the
+/// address, and the DSO: perf compares heap pointers, approximated by
+/// creation order, 0 without a map).
+#[derive(Clone, Copy, Debug)]
+pub struct CursorFrame {
+    pub id: FrameId,
+    ip: u64,
+    dso_rank: u32,
 }
 
 /// The frame interner of a report.
@@ -230,43 +248,42 @@ pub struct Frames {
 }
 
 impl Frames {
-    /// Interns a resolved frame under `key`; `srcline` is needed for the
-    /// address and srcline keys only. `sym_start` is the symbol's start.
+    /// Interns a resolved frame under `key`; `sym` is the start and name of
+    /// its symbol, `srcline` is needed for the address and srcline keys
+    /// only.
     pub fn intern(
         &mut self,
         key: Key,
         f: &ChainFrame,
-        sym_start: u64,
+        sym: Option<(u64, StrId)>,
         srcline: Option<StrId>,
-    ) -> FrameId {
+    ) -> CursorFrame {
         let rank = f.map.map_or(0, |m| m.dso.0 + 1);
-        let mk = match (key, f.sym) {
+        let mk = match (key, sym) {
             (Key::Srcline, _) if srcline.is_some() => MatchKey::Src(srcline.unwrap()),
-            (Key::Address, Some(s)) if f.inlined => MatchKey::IpInlined(rank, f.ip, s_name_key(s)),
+            (Key::Address, Some((_, name))) if f.inlined => MatchKey::IpInlined(rank, f.ip, name),
             (Key::Address, _) => MatchKey::Ip(rank, f.ip),
-            (_, Some(s)) if f.inlined => MatchKey::Inlined(s_name_key(s)),
-            (_, Some(_)) => MatchKey::Sym(rank, sym_start),
+            (_, Some((_, name))) if f.inlined => MatchKey::Inlined(name),
+            (_, Some((start, _))) => MatchKey::Sym(rank, start),
             (_, None) => MatchKey::Ip(rank, f.ip),
         };
-        if let Some(&id) = self.by_key.get(&mk) {
-            return id;
-        }
-        let order = match mk {
-            MatchKey::Sym(r, s) => (r, s),
-            MatchKey::Ip(r, ip) | MatchKey::IpInlined(r, ip, _) => (r, ip),
-            MatchKey::Inlined(n) | MatchKey::Src(n) => (rank, n.0 as u64),
-        };
-        let id = FrameId(self.v.len() as u32);
-        self.v.push(FrameInfo {
-            ip: f.ip,
-            dso: f.map.map(|m| m.dso),
-            sym: f.sym,
-            inlined: f.inlined,
-            srcline,
-            order,
+        let id = *self.by_key.entry(mk).or_insert_with(|| {
+            self.v.push(FrameInfo {
+                ip: f.ip,
+                dso: f.map.map(|m| m.dso),
+                sym: f.sym,
+                inlined: f.inlined,
+                srcline,
+                start: sym.map_or(0, |(start, _)| start),
+                name: sym.map(|(_, name)| name),
+            });
+            FrameId(self.v.len() as u32 - 1)
         });
-        self.by_key.insert(mk, id);
-        id
+        CursorFrame {
+            id,
+            ip: f.ip,
+            dso_rank: rank,
+        }
     }
 
     pub fn get(&self, id: FrameId) -> &FrameInfo {
@@ -274,26 +291,100 @@ impl Frames {
     }
 }
 
-/// Inline symbols are interned per (base, name); their SymId identifies the
-/// name well enough for matching within one report.
-fn s_name_key(s: SymId) -> StrId {
-    StrId(s.0)
+/// perf's `match_chain_strings`: a missing string sorts after any other.
+fn match_strings(left: Option<StrId>, right: Option<StrId>, strings: &Strings) -> Option<Ordering> {
+    match (left, right) {
+        (Some(l), Some(r)) => Some(strings.get(l).cmp(strings.get(r))),
+        (None, Some(_)) => Some(Ordering::Greater),
+        (Some(_), None) => Some(Ordering::Less),
+        (None, None) => None,
+    }
+}
+
+/// perf's `match_chain(cursor, node)`: how the tree node's first frame
+/// compares with the cursor's (Less is perf's MATCH_LT, which sends the
+/// cursor left). Its keys mix: symbol starts between two symbols, names
+/// when either is inlined, addresses when either has no symbol; so it is
+/// not a total order, and a walk can miss an equal node (perf then adds a
+/// second node with the same name).
+fn match_chain(
+    key: Key,
+    node: &CursorFrame,
+    cursor: &CursorFrame,
+    frames: &Frames,
+    strings: &Strings,
+) -> Ordering {
+    if node.id == cursor.id {
+        return Ordering::Equal;
+    }
+    let (n, c) = (frames.get(node.id), frames.get(cursor.id));
+    if key == Key::Srcline {
+        if let Some(o) = match_strings(n.srcline, c.srcline, strings) {
+            return o;
+        }
+    }
+    if key != Key::Address && n.sym.is_some() && c.sym.is_some() {
+        if n.inlined || c.inlined {
+            if let Some(o) = match_strings(n.name, c.name, strings) {
+                return o;
+            }
+        } else {
+            return (node.dso_rank, n.start).cmp(&(cursor.dso_rank, c.start));
+        }
+    }
+    (node.dso_rank, node.ip).cmp(&(cursor.dso_rank, cursor.ip))
 }
 
 #[derive(Clone, Debug)]
 struct TNode {
-    frame: FrameId,
+    /// The first frame appended at this node.
+    frame: CursorFrame,
     /// Own hits (chains ending here) and sample count.
     hit: u64,
     count: u64,
     cumul: u64,
     cumul_count: u64,
-    /// (frame, node) of each child: the frame kept beside the index so a
-    /// lookup in [`CallTree::append`] does not visit every child node.
+    /// (frame, node) of each child, in the order they were added until
+    /// [`CallTree::finish`], then in perf's tree order. The frame is kept
+    /// beside the index so a lookup does not visit every child node.
     children: Vec<(FrameId, u32)>,
+    /// The kinds of frames among the children ([`FrameKind`] bits).
+    child_kinds: u8,
+}
+
+/// Kinds of frames, which perf's `match_chain` compares by different keys.
+struct FrameKind;
+
+impl FrameKind {
+    /// A symbol (by start, or by name against an inline frame).
+    const PLAIN: u8 = 1;
+    /// An inline frame (by name against any symbol).
+    const INLINED: u8 = 2;
+    /// No symbol (by address against anything).
+    const NO_SYM: u8 = 4;
+    const SYM: u8 = Self::PLAIN | Self::INLINED;
+
+    fn of(f: &FrameInfo) -> u8 {
+        match (f.sym, f.inlined) {
+            (Some(_), false) => Self::PLAIN,
+            (Some(_), true) => Self::INLINED,
+            (None, _) => Self::NO_SYM,
+        }
+    }
 }
 
 /// One hist entry's call tree (perf's `callchain_root`).
+///
+/// perf finds a child by walking a red-black tree of the children with
+/// `match_chain`. Among children of one kind per DSO, and without inline
+/// frames beside other kinds, that comparison is a total order: the walk
+/// finds the child with the frame's key, and the tree's order is the sorted
+/// order, so a child is found by its frame id and the children are sorted
+/// once at the end. Where the children mix kinds (symbols and addresses in
+/// one DSO: other processes map it elsewhere, so addresses do not follow
+/// symbol starts; or inline frames' names beside symbol starts), the walk
+/// can miss an equal child and add a second one, so those nodes keep
+/// perf's tree and are walked like perf's.
 #[derive(Clone, Debug)]
 pub struct CallTree {
     /// Node 0 is the root (no frame).
@@ -304,75 +395,226 @@ pub struct CallTree {
     /// children: broken frame-pointer chains give a node thousands of
     /// distinct children, and a scan per append then dominates.
     wide: HashMap<(u32, FrameId), u32>,
+    /// perf's tree of the children of nodes whose children mix kinds (its
+    /// node `i` is `children[i]`).
+    mixed_siblings: HashMap<u32, RbTree>,
+    /// Kinds of children per (node, DSO rank), for nodes with children
+    /// both with and without symbols, and the pairs that mix them.
+    rank_kinds: HashMap<(u32, u32), u8>,
+    mixed_ranks: HashSet<(u32, u32)>,
 }
 
 /// Children a node may have before [`CallTree::append`] indexes them.
 const WIDE: usize = 8;
 
+/// What [`CallTree::append`] did.
+#[derive(Clone, Copy, Debug)]
+pub struct Appended {
+    /// The node that got the hit (None for an empty chain), for
+    /// [`CallTree::add_hits`].
+    pub node: Option<u32>,
+    /// Appending the same frames again reaches the same node: false when
+    /// the walk went through children of mixed kinds (where the result
+    /// depends on the addresses and on the tree's shape).
+    pub replayable: bool,
+    /// This append mixed some node's children, so earlier walks through it
+    /// may not be repeated.
+    pub reorders: bool,
+}
+
 impl Default for CallTree {
     fn default() -> Self {
         CallTree {
-            nodes: vec![TNode {
-                frame: FrameId(u32::MAX),
-                hit: 0,
-                count: 0,
-                cumul: 0,
-                cumul_count: 0,
-                children: Vec::new(),
-            }],
+            nodes: vec![TNode::new(CursorFrame {
+                id: FrameId(u32::MAX),
+                ip: 0,
+                dso_rank: 0,
+            })],
             max_depth: 0,
             wide: HashMap::default(),
+            mixed_siblings: HashMap::default(),
+            rank_kinds: HashMap::default(),
+            mixed_ranks: HashSet::default(),
+        }
+    }
+}
+
+impl TNode {
+    fn new(frame: CursorFrame) -> TNode {
+        TNode {
+            frame,
+            hit: 0,
+            count: 0,
+            cumul: 0,
+            cumul_count: 0,
+            children: Vec::new(),
+            child_kinds: 0,
         }
     }
 }
 
 impl CallTree {
-    /// perf's `callchain_append`: adds one chain with `period`. Returns the
-    /// node that got the hit (None for an empty chain), for
-    /// [`Self::add_hits`].
-    pub fn append(&mut self, chain: &[FrameId], period: u64) -> Option<u32> {
+    /// perf's `callchain_append`: adds one chain with `period`.
+    pub fn append(
+        &mut self,
+        chain: &[CursorFrame],
+        period: u64,
+        key: Key,
+        frames: &Frames,
+        strings: &Strings,
+    ) -> Appended {
+        let mut out = Appended {
+            node: None,
+            replayable: true,
+            reorders: false,
+        };
         if chain.is_empty() {
-            return None;
+            return out;
         }
+        let cmp = Cmp {
+            key,
+            frames,
+            strings,
+        };
         let mut cur = 0u32;
-        for &f in chain {
-            let children = &self.nodes[cur as usize].children;
-            let found = if children.len() > WIDE {
-                self.wide.get(&(cur, f)).copied()
-            } else {
-                children
-                    .iter()
-                    .find(|&&(frame, _)| frame == f)
-                    .map(|&(_, c)| c)
-            };
-            cur = match found {
-                Some(c) => c,
-                None => {
-                    let id = self.nodes.len() as u32;
-                    self.nodes.push(TNode {
-                        frame: f,
-                        hit: 0,
-                        count: 0,
-                        cumul: 0,
-                        cumul_count: 0,
-                        children: Vec::new(),
-                    });
-                    let children = &mut self.nodes[cur as usize].children;
-                    children.push((f, id));
-                    if children.len() == WIDE + 1 {
-                        for &(frame, child) in children.iter() {
-                            self.wide.insert((cur, frame), child);
-                        }
-                    } else if children.len() > WIDE + 1 {
-                        self.wide.insert((cur, f), id);
-                    }
-                    id
-                }
-            };
+        for f in chain {
+            cur = self.find_or_add_child(cur, f, &cmp, &mut out);
         }
         self.add_hits(cur, 1, period);
         self.max_depth = self.max_depth.max(chain.len());
-        Some(cur)
+        out.node = Some(cur);
+        out
+    }
+
+    /// The child of `parent` that perf's `append_chain_children` (or, for
+    /// a single child, `split_add_child`) finds equal to `f`, or a new one.
+    fn find_or_add_child(
+        &mut self,
+        parent: u32,
+        f: &CursorFrame,
+        cmp: &Cmp,
+        out: &mut Appended,
+    ) -> u32 {
+        if self.mixed_siblings.contains_key(&parent) {
+            if self.mixed_ranks.contains(&(parent, f.dso_rank))
+                || self.nodes[parent as usize].child_kinds & FrameKind::INLINED != 0
+            {
+                out.replayable = false;
+            }
+            return self.walk_mixed(parent, f, cmp, out);
+        }
+        let children = &self.nodes[parent as usize].children;
+        let found = if children.len() > WIDE {
+            self.wide.get(&(parent, f.id)).copied()
+        } else {
+            children
+                .iter()
+                .find(|&&(frame, _)| frame == f.id)
+                .map(|&(_, c)| c)
+        };
+        if let Some(c) = found {
+            return c;
+        }
+        if !self.note_child_kind(parent, f, cmp) {
+            return self.push_child(parent, f);
+        }
+        // The children mix kinds from now on: build perf's tree of them
+        // (their order was total until now, so inserting them in turn
+        // gives its shape), then walk it.
+        out.reorders = true;
+        out.replayable = false;
+        let mut tree = RbTree::default();
+        let children = &self.nodes[parent as usize].children;
+        for &(_, c) in children {
+            let new = &self.nodes[c as usize].frame;
+            tree.insert_by(0, |at, _| {
+                let node = &self.nodes[children[at].1 as usize].frame;
+                cmp.node_vs(node, new) == Ordering::Less
+            });
+        }
+        self.mixed_siblings.insert(parent, tree);
+        self.walk_mixed(parent, f, cmp, out)
+    }
+
+    /// perf's walk of the children of `parent`, which mix kinds.
+    fn walk_mixed(&mut self, parent: u32, f: &CursorFrame, cmp: &Cmp, out: &mut Appended) -> u32 {
+        let Some(tree) = self.mixed_siblings.get(&parent) else {
+            return self.push_child(parent, f);
+        };
+        let children = &self.nodes[parent as usize].children;
+        let (mut at, mut link_to, mut go_left) = (tree.root, NIL, false);
+        while at != NIL {
+            let child = children[at as usize].1;
+            let o = cmp.node_vs(&self.nodes[child as usize].frame, f);
+            if o == Ordering::Equal {
+                return child;
+            }
+            link_to = at;
+            go_left = o == Ordering::Less;
+            at = if go_left {
+                tree.left(at)
+            } else {
+                tree.right(at)
+            };
+        }
+        if self.note_child_kind(parent, f, cmp) {
+            out.reorders = true;
+            out.replayable = false;
+        }
+        if let Some(tree) = self.mixed_siblings.get_mut(&parent) {
+            tree.insert_at(link_to, go_left, 0);
+        }
+        self.push_child(parent, f)
+    }
+
+    fn push_child(&mut self, parent: u32, f: &CursorFrame) -> u32 {
+        let id = self.nodes.len() as u32;
+        self.nodes.push(TNode::new(*f));
+        let children = &mut self.nodes[parent as usize].children;
+        children.push((f.id, id));
+        if children.len() == WIDE + 1 {
+            for &(frame, child) in children.iter() {
+                self.wide.insert((parent, frame), child);
+            }
+        } else if children.len() > WIDE + 1 {
+            self.wide.insert((parent, f.id), id);
+        }
+        id
+    }
+
+    /// Adds the kind of `f` to the kinds of `parent`'s children; returns
+    /// whether that newly mixes them (see [`CallTree`]).
+    fn note_child_kind(&mut self, parent: u32, f: &CursorFrame, cmp: &Cmp) -> bool {
+        // Addresses alone are a total order.
+        if cmp.key == Key::Address {
+            return false;
+        }
+        let frames = cmp.frames;
+        let kind = FrameKind::of(frames.get(f.id));
+        let node = &mut self.nodes[parent as usize];
+        let before = node.child_kinds;
+        node.child_kinds |= kind;
+        let after = node.child_kinds;
+        let inline_mix =
+            |k: u8| k & FrameKind::INLINED != 0 && k & (FrameKind::PLAIN | FrameKind::NO_SYM) != 0;
+        let mut newly = inline_mix(after) && !inline_mix(before);
+        let both = |k: u8| k & FrameKind::SYM != 0 && k & FrameKind::NO_SYM != 0;
+        if both(after) {
+            if !both(before) {
+                for &(_, c) in &self.nodes[parent as usize].children {
+                    let cf = &self.nodes[c as usize].frame;
+                    let k = FrameKind::of(frames.get(cf.id));
+                    *self.rank_kinds.entry((parent, cf.dso_rank)).or_default() |= k;
+                }
+            }
+            let slot = (parent, f.dso_rank);
+            let kinds = self.rank_kinds.entry(slot).or_default();
+            *kinds |= kind;
+            if both(*kinds) && self.mixed_ranks.insert(slot) {
+                newly = true;
+            }
+        }
+        newly
     }
 
     /// Adds `count` samples of `period` to `node` (from [`Self::append`]):
@@ -383,9 +625,9 @@ impl CallTree {
         n.count += count;
     }
 
-    /// Computes cumulated hits and orders children by perf's insertion
-    /// tree order. Call once after the last [`Self::append`].
-    pub fn finish(&mut self, frames: &Frames) {
+    /// Computes cumulated hits and puts children in perf's tree order.
+    /// Call once after the last [`Self::append`].
+    pub fn finish(&mut self, key: Key, frames: &Frames, strings: &Strings) {
         // Nodes are created after their parents: a reverse sweep is
         // post-order enough for sums.
         for i in (0..self.nodes.len()).rev() {
@@ -398,18 +640,44 @@ impl CallTree {
             self.nodes[i].cumul_count = cc;
         }
         self.wide = HashMap::default();
+        let cmp = Cmp {
+            key,
+            frames,
+            strings,
+        };
         for i in 0..self.nodes.len() {
             let mut ch = std::mem::take(&mut self.nodes[i].children);
-            // match_chain sends a greater new key left: in-order is
-            // descending.
-            ch.sort_by_key(|&(f, _)| std::cmp::Reverse(frames.get(f).order));
+            match self.mixed_siblings.get(&(i as u32)) {
+                Some(tree) => ch = tree.in_order().into_iter().map(|at| ch[at]).collect(),
+                // match_chain sends a greater new key left: in-order is
+                // descending.
+                None if ch.len() > 1 => ch.sort_by(|&(_, a), &(_, b)| {
+                    cmp.node_vs(&self.nodes[b as usize].frame, &self.nodes[a as usize].frame)
+                }),
+                None => {}
+            }
             self.nodes[i].children = ch;
         }
+        self.mixed_siblings = HashMap::default();
+        self.rank_kinds = HashMap::default();
     }
 
     /// Total hits of the tree.
     pub fn total(&self) -> u64 {
         self.nodes[0].cumul
+    }
+}
+
+/// perf's `match_chain` with what it reads.
+struct Cmp<'a> {
+    key: Key,
+    frames: &'a Frames,
+    strings: &'a Strings,
+}
+
+impl Cmp<'_> {
+    fn node_vs(&self, node: &CursorFrame, cursor: &CursorFrame) -> Ordering {
+        match_chain(self.key, node, cursor, self.frames, self.strings)
     }
 }
 
@@ -517,7 +785,7 @@ fn left_margin(s: &mut String, m: usize) {
 
 impl Printer<'_> {
     fn name(&self, trie: u32) -> String {
-        let f = self.frames.get(self.tree.nodes[trie as usize].frame);
+        let f = self.frames.get(self.tree.nodes[trie as usize].frame.id);
         self.namer.name(f, self.p.key)
     }
 

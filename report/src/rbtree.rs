@@ -25,7 +25,7 @@ pub(crate) struct RbNode {
 /// algorithm: the same cases, rotations and recolourings), so that lookups
 /// of overlapping symbols walk the same path as perf's `symbols__find`.
 /// Node ids are the caller's (index in symbol-table order).
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct RbTree {
     pub nodes: Vec<RbNode>,
     pub root: u32,
@@ -136,13 +136,6 @@ impl RbTree {
         start: u64,
         mut go_left_of: impl FnMut(usize, &RbNode) -> bool,
     ) -> usize {
-        let id = self.nodes.len();
-        let Ok(z) = u32::try_from(self.nodes.len()) else {
-            return id;
-        };
-        if z == NIL {
-            return id;
-        }
         let mut parent = NIL;
         let mut cur = self.root;
         let mut go_left = false;
@@ -150,6 +143,20 @@ impl RbTree {
             parent = cur;
             go_left = go_left_of(cur as usize, n);
             cur = if go_left { n.left } else { n.right };
+        }
+        self.insert_at(parent, go_left, start)
+    }
+
+    /// Links the next node (key `start`) as the `go_left` child of leaf
+    /// slot `parent` (NIL: the root), found by the caller's own walk, and
+    /// rebalances (`rb_link_node` + `rb_insert_color`); returns its id.
+    pub(crate) fn insert_at(&mut self, parent: u32, go_left: bool, start: u64) -> usize {
+        let id = self.nodes.len();
+        let Ok(z) = u32::try_from(id) else {
+            return id;
+        };
+        if z == NIL {
+            return id;
         }
         self.nodes.push(RbNode {
             left: NIL,

@@ -139,6 +139,13 @@ impl SampleReplay {
         }
     }
 
+    /// Forgets every remembered lookup, as when a call tree's walks stop
+    /// being repeatable (the counted repeats stay).
+    pub fn forget_lookups(&mut self) {
+        self.raw.index.clear();
+        self.resolved.index.clear();
+    }
+
     /// Looks a raw sample up; `cpu` only when an output depends on it, and
     /// `chain` only when callchains are used.
     #[allow(clippy::too_many_arguments)]
