@@ -3105,6 +3105,8 @@ fn chain_srcline(
     strings: &mut Strings,
     f: &ChainFrame,
 ) -> Option<StrId> {
+    // perf's callchain_srcline: nothing without a map.
+    f.map?;
     if f.srcline.is_none() {
         if let Some(m) = f.map {
             let dso = machine.dsos.get(m.dso);

@@ -213,7 +213,13 @@ enum MatchKey {
     IpInlined(u32, u64, StrId),
     /// `-g srcline`: by source line.
     Src(StrId),
+    /// What a `-g srcline` node shows: (source line, symbol or NO_SYM and
+    /// dso rank and ip).
+    SrcShown(StrId, u32, u32, u64),
 }
+
+/// [`MatchKey::SrcShown`] of a frame without a symbol.
+const NO_SYM_ID: u32 = u32::MAX;
 
 /// What a node shows: the first frame inserted with its key.
 #[derive(Clone, Copy, Debug)]
@@ -236,6 +242,10 @@ pub struct FrameInfo {
 #[derive(Clone, Copy, Debug)]
 pub struct CursorFrame {
     pub id: FrameId,
+    /// What a node first appended with this frame shows: `id`, except
+    /// with `-g srcline`, where frames of one source line can be in
+    /// different functions, and perf's node shows its first one's.
+    shown: FrameId,
     ip: u64,
     dso_rank: u32,
 }
@@ -267,7 +277,30 @@ impl Frames {
             (_, Some((start, _))) => MatchKey::Sym(rank, start),
             (_, None) => MatchKey::Ip(rank, f.ip),
         };
-        let id = *self.by_key.entry(mk).or_insert_with(|| {
+        let id = self.id_of(mk, f, sym, srcline);
+        let shown = match mk {
+            MatchKey::Src(src) => {
+                let (sym_id, ip) = f.sym.map_or((NO_SYM_ID, f.ip), |s| (s.0, 0));
+                self.id_of(MatchKey::SrcShown(src, sym_id, rank, ip), f, sym, srcline)
+            }
+            _ => id,
+        };
+        CursorFrame {
+            id,
+            shown,
+            ip: f.ip,
+            dso_rank: rank,
+        }
+    }
+
+    fn id_of(
+        &mut self,
+        mk: MatchKey,
+        f: &ChainFrame,
+        sym: Option<(u64, StrId)>,
+        srcline: Option<StrId>,
+    ) -> FrameId {
+        *self.by_key.entry(mk).or_insert_with(|| {
             self.v.push(FrameInfo {
                 ip: f.ip,
                 dso: f.map.map(|m| m.dso),
@@ -278,12 +311,7 @@ impl Frames {
                 name: sym.map(|(_, name)| name),
             });
             FrameId(self.v.len() as u32 - 1)
-        });
-        CursorFrame {
-            id,
-            ip: f.ip,
-            dso_rank: rank,
-        }
+        })
     }
 
     pub fn get(&self, id: FrameId) -> &FrameInfo {
@@ -427,6 +455,7 @@ impl Default for CallTree {
         CallTree {
             nodes: vec![TNode::new(CursorFrame {
                 id: FrameId(u32::MAX),
+                shown: FrameId(u32::MAX),
                 ip: 0,
                 dso_rank: 0,
             })],
@@ -785,7 +814,7 @@ fn left_margin(s: &mut String, m: usize) {
 
 impl Printer<'_> {
     fn name(&self, trie: u32) -> String {
-        let f = self.frames.get(self.tree.nodes[trie as usize].frame.id);
+        let f = self.frames.get(self.tree.nodes[trie as usize].frame.shown);
         self.namer.name(f, self.p.key)
     }
 
