@@ -361,6 +361,42 @@ fn python_loop_default_mode() {
     check(&files, REPORT_RUNS);
 }
 
+/// Call-graph keys on an interpreter without frame pointers: short chains
+/// through the PLT, glibc with line information, libpython and python
+/// without. perf's callchain srclines differ from its `--sort srcline`
+/// ones: no symbol name where no line was found (nothing with `-g
+/// srcline`, `+OFFSET` with `-g address`).
+#[test]
+fn python_call_graph_keys() {
+    let Some(python) = which("python3").filter(|_| require_perf_record()) else {
+        return;
+    };
+    let python = stdout_of(Command::new(&python).args(["-c", "import sys; print(sys.executable)"]))
+        .trim()
+        .to_string();
+    let dir = tempdir();
+    let files = record_both(
+        &dir,
+        "python-g",
+        &["-g"],
+        &[
+            &python,
+            "-c",
+            "s = 0\nfor i in range(300000):\n    s += len(str(i) * 3) + sum([i, i])\nprint(s)",
+        ],
+    );
+    check(
+        &files,
+        &[
+            &["-g", "srcline"],
+            &["-g", "srcline", "--sort", "dso"],
+            &["--no-children", "-g", "srcline"],
+            &["-g", "address"],
+            &["-g", "address,0", "--sort", "dso"],
+        ],
+    );
+}
+
 /// Many short children (fork + exec) with call graphs; `--percent-limit`
 /// also cuts the graphs.
 #[test]
@@ -390,6 +426,8 @@ fn shell_forks_with_call_graph() {
             // unresolved libc addresses of other processes' mappings,
             // where perf's walk can add a second node for one function.
             &["--sort", "dso", "-g", "graph,0"],
+            &["--sort", "dso", "-g", "srcline"],
+            &["--sort", "dso", "-g", "address"],
             &["--no-children"],
             &["-g", "none"],
             &["--percent-limit", "1"],

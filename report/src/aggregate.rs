@@ -11,7 +11,7 @@
 //! then by each sort key's `se_sort` in order; entries still equal keep the
 //! order of perf's collapsed tree (each key's `se_cmp`).
 
-use rustc_hash::FxHashMap as HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::cmp::Ordering;
 use std::path::PathBuf;
 
@@ -946,6 +946,9 @@ pub struct Resolver {
     kernel_ok: Option<bool>,
     kernel_delta: Option<u64>,
     srclines: HashMap<(DsoId, u64), (Option<StrId>, Option<StrId>)>,
+    /// The srclines above that are perf's `get_srcline` failure text (no
+    /// line, addr2line failed), which call chains show differently.
+    srcline_failures: HashSet<(DsoId, u64)>,
     /// `--full-source-path`: srclines with the DWARF file path.
     pub full_source_path: bool,
 }
@@ -962,6 +965,7 @@ impl Resolver {
             kernel_ok: None,
             kernel_delta: None,
             srclines: HashMap::default(),
+            srcline_failures: HashSet::default(),
             full_source_path: false,
         }
     }
@@ -1202,6 +1206,7 @@ impl Resolver {
                 None => (Some(strings.intern("??:0")), None),
             },
             None => {
+                self.srcline_failures.insert(key);
                 let s = match sym {
                     Some(id) => {
                         let sy = &self.syms[id.0 as usize];
@@ -1429,15 +1434,8 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
         }
     }
     let mut resolver = Resolver {
-        symbolizer: Symbolizer::new(sym_opts),
-        binaries: HashMap::default(),
-        cache: HashMap::default(),
-        by_start: HashMap::default(),
-        syms: Vec::new(),
-        kernel_ok: None,
-        kernel_delta: None,
-        srclines: HashMap::default(),
         full_source_path: options.full_source_path,
+        ..Resolver::new(Symbolizer::new(sym_opts))
     };
     // Reading /proc/kallsyms is slow; overlap it with the sample pass.
     if attrs
@@ -3106,7 +3104,7 @@ fn chain_srcline(
     f: &ChainFrame,
 ) -> Option<StrId> {
     // perf's callchain_srcline: nothing without a map.
-    f.map?;
+    let map = f.map?;
     if f.srcline.is_none() {
         if let Some(m) = f.map {
             let dso = machine.dsos.get(m.dso);
@@ -3125,7 +3123,20 @@ fn chain_srcline(
             }
         }
     }
-    Some(callchains.srcline(machine, resolver, strings, f))
+    let srcline = callchains.srcline(machine, resolver, strings, f);
+    if f.srcline.is_none() && resolver.srcline_failures.contains(&(map.dso, f.addr)) {
+        // get_srcline's failure text without the symbol's name (show_sym
+        // is false): none for `-g srcline`, `+OFFSET` for `-g address`.
+        return match (key, f.sym) {
+            (crate::callgraph::Key::Address, Some(id)) => Some(strings.intern(&format!(
+                "+{}",
+                f.addr.wrapping_sub(resolver.syms[id.0 as usize].start)
+            ))),
+            (crate::callgraph::Key::Address, None) => Some(srcline),
+            _ => None,
+        };
+    }
+    Some(srcline)
 }
 
 /// perf's default `--parent` pattern.
