@@ -335,18 +335,22 @@ fn perl_fixed_period() {
     check(&files, REPORT_RUNS);
 }
 
+/// The python3 interpreter itself, not a wrapper script (pyenv's shims),
+/// when there is one and perf can record.
+fn python_interpreter() -> Option<String> {
+    let python = which("python3").filter(|_| require_perf_record())?;
+    let exe = stdout_of(Command::new(python).args(["-c", "import sys; print(sys.executable)"]));
+    Some(exe.trim().to_string())
+}
+
 /// libpython's PLT lies under `_init` extended by perf's fix-ups: perf 6.1
 /// names some entries `_init` and others `PyObject_Malloc@plt`, as its
 /// symbol-tree walk meets them.
 #[test]
 fn python_loop_default_mode() {
-    let Some(python) = which("python3").filter(|_| require_perf_record()) else {
+    let Some(python) = python_interpreter() else {
         return;
     };
-    // The interpreter itself, not a wrapper script (pyenv's shims).
-    let python = stdout_of(Command::new(&python).args(["-c", "import sys; print(sys.executable)"]))
-        .trim()
-        .to_string();
     let dir = tempdir();
     let files = record_both(
         &dir,
@@ -368,12 +372,9 @@ fn python_loop_default_mode() {
 /// srcline`, `+OFFSET` with `-g address`).
 #[test]
 fn python_call_graph_keys() {
-    let Some(python) = which("python3").filter(|_| require_perf_record()) else {
+    let Some(python) = python_interpreter() else {
         return;
     };
-    let python = stdout_of(Command::new(&python).args(["-c", "import sys; print(sys.executable)"]))
-        .trim()
-        .to_string();
     let dir = tempdir();
     let files = record_both(
         &dir,
