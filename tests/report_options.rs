@@ -148,6 +148,10 @@ fn sort_keys_match_perf() {
             &["--sort", "cpu"],
             &["--sort", "socket"],
             &["--sort", "comm,cpu"],
+            // "symbol" in the list: perf appends its ipc_null column.
+            &["--sort", "symbol"],
+            &["--sort", "comm,symbol", "-n"],
+            &["--sort", "dso,symbol", "-t", ","],
         ],
     );
 }
@@ -462,6 +466,7 @@ fn hierarchy_matches_perf() {
             &["--hierarchy", "--group", "--sort", "dso,sym"],
             &["--hierarchy", "--no-children", "--sort", "dso,sym"],
             &["--hierarchy", "--show-cpu-utilization", "-n"],
+            &["--hierarchy", "--sort", "comm,symbol"],
         ],
     );
 }

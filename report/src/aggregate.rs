@@ -61,6 +61,10 @@ pub enum SortKey {
     Trace,
     /// The sample's time, rounded down to `--time-quantum`.
     Time,
+    /// perf's `ipc_null`: perf report appends it to a `--sort` list that
+    /// contains the word `symbol` (outside branch mode). It compares like
+    /// `sym`, which such a list already has, and shows no IPC.
+    IpcNull,
 }
 
 impl SortKey {
@@ -108,6 +112,7 @@ impl SortKey {
             SortKey::Cycles => "Basic Block Cycles",
             SortKey::Trace => "Trace output",
             SortKey::Time => "Time",
+            SortKey::IpcNull => "IPC   [IPC Coverage]",
         }
     }
 
@@ -1332,6 +1337,10 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
             .iter()
             .all(|a| a.attr.sample_type & st::STACK_USER == 0);
     options.branch_mode = options.branch_stack.unwrap_or(has_br_stack);
+    if options.branch_mode {
+        // perf's ipc_lbr instead: no column without cycle counts.
+        options.sort.retain(|&k| k != SortKey::IpcNull);
+    }
     // perf's get_default_sort_order: `trace` when every event is a
     // tracepoint. It looks before reading any record, so a pipe (whose
     // events come as records) keeps the usual order.
@@ -1838,7 +1847,8 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                     SortKey::Srcline
                                     | SortKey::Srcfile
                                     | SortKey::Parent
-                                    | SortKey::Trace => {}
+                                    | SortKey::Trace
+                                    | SortKey::IpcNull => {}
                                 }
                             }
                             let h = &mut hists[ai];
@@ -1900,7 +1910,8 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                             SortKey::Cpu => key.cpu = cpu,
                             SortKey::Socket => key.socket = socket,
                             SortKey::Time => key.time = time_bucket,
-                            SortKey::Srcline | SortKey::Srcfile => {}
+                            // IpcNull: the sym key already splits.
+                            SortKey::Srcline | SortKey::Srcfile | SortKey::IpcNull => {}
                             SortKey::Trace => key.trace = trace.map_or(0, |t| t.0 + 1),
                             SortKey::Parent => key.parent = parent.map_or(0, |p| p.0 + 1),
                             // Branch keys: only in branch mode.
@@ -2796,7 +2807,7 @@ impl<'a> KeyCmp<'a> {
             SortKey::Comm => scmp(d.machine.comms.get(a.comm), d.machine.comms.get(b.comm)),
             SortKey::Pid | SortKey::Tid => tid(a).cmp(&tid(b)),
             SortKey::Dso => null_last(self.dso_name(a), self.dso_name(b), scmp),
-            SortKey::Sym | SortKey::SymOff => Ordering::Equal,
+            SortKey::Sym | SortKey::SymOff | SortKey::IpcNull => Ordering::Equal,
             SortKey::Srcline => scmp(src(a), src(b)),
             SortKey::Srcfile => scmp(srcfile(a), srcfile(b)),
             SortKey::Trace => scmp(
@@ -2820,7 +2831,7 @@ impl<'a> KeyCmp<'a> {
     /// `se_cmp` (and `se_collapse`): the entries' identity.
     fn collapse(&self, k: SortKey, a: &Entry, b: &Entry) -> Ordering {
         match k {
-            SortKey::Sym | SortKey::SymOff => {
+            SortKey::Sym | SortKey::SymOff | SortKey::IpcNull => {
                 let o = if a.sym.is_none() && b.sym.is_none() {
                     // perf's _sort__addr_cmp: the signed difference
                     // (kernel addresses sort before user ones).
@@ -2848,6 +2859,8 @@ impl<'a> KeyCmp<'a> {
             SortKey::Sym | SortKey::SymOff => null_last(self.sym_of(a), self.sym_of(b), |x, y| {
                 scmp(self.d.strings.get(x.name), self.d.strings.get(y.name))
             }),
+            // No se_sort: perf sorts by its se_cmp, sym's.
+            SortKey::IpcNull => self.collapse(k, a, b),
             _ => self.same(k, a, b),
         }
     }

@@ -357,7 +357,7 @@ fn key_width(k: SortKey, w: &Widths) -> usize {
         SortKey::DsoTo => w.dso_to,
         SortKey::SymFrom => w.sym_from,
         SortKey::SymTo => w.sym_to,
-        SortKey::Cycles => 0,
+        SortKey::Cycles | SortKey::IpcNull => 0,
         SortKey::Trace => w.trace,
         SortKey::Time => w.time,
     };
@@ -394,6 +394,8 @@ fn key_value(data: &ReportData, e: &Entry, k: SortKey, width: usize) -> String {
             .take(width)
             .collect(),
         SortKey::Comm => pad(data.machine.comms.get(e.comm), width),
+        // "%-5s %2s" of "-", "-", padded.
+        SortKey::IpcNull => pad("-      -", width),
         SortKey::Pid | SortKey::Tid => {
             let t = data.machine.thread(e.thread);
             let cw = width.max(7) - 8;

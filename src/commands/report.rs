@@ -62,6 +62,11 @@ fn options(args: &ReportArgs) -> Result<Options> {
     };
     if args.sort.is_some() {
         o.sort = sort_keys.clone();
+        // perf's cmd_report appends `ipc_null` (`ipc_lbr` in branch mode,
+        // see aggregate::build) to a --sort list with "symbol" in it.
+        if args.fields.is_none() && args.sort.as_deref().is_some_and(|s| s.contains("symbol")) {
+            o.sort.push(aggregate::SortKey::IpcNull);
+        }
     }
     if let Some(f) = &args.fields {
         // perf's strict field order: output fields are -F's, then the
