@@ -131,7 +131,8 @@ pub struct ScriptArgs {
     /// Only samples on these CPUs.
     #[arg(short = 'C', long = "cpu")]
     pub cpu: Option<String>,
-    /// Time window: START,STOP in seconds.
+    /// Only samples in these times, as `prec report --time` takes them
+    /// (seconds or percentages of the recording).
     #[arg(long = "time")]
     pub time: Option<String>,
     /// Print folded stacks (`comm;outer;...;leaf count`) instead, like
@@ -503,7 +504,10 @@ pub struct ReportArgs {
     /// Only consider samples on these CPUs.
     #[arg(short = 'C', long = "cpu")]
     pub cpu: Option<String>,
-    /// Time window: START,STOP in seconds (perf's --time).
+    /// Only samples in these times (perf's --time): START,STOP in seconds
+    /// (either may be empty; several pairs separated by spaces), or
+    /// percentages of the recording: 10%/2 (the second tenth), 0%-10%,
+    /// 30%-40% (ranges, comma-separated), 25% (the first quarter).
     #[arg(long = "time")]
     pub time: Option<String>,
     /// Bucket size of `--sort time` (default 100ms; units s, ms, us, ns).

@@ -300,6 +300,11 @@ fn filters_match_perf() {
         ("uselib.data", &["--dsos", "libc.so.6"]),
         ("system-wide.data", &["--cpu", "0"]),
         ("system-wide.data", &["--time", "0,99999999"]),
+        // Percentages of the SAMPLE_TIME span: slices, ranges, a prefix.
+        ("threads.data", &["--time", "10%/2"]),
+        ("threads.data", &["--time", "0%-25%,50%-75%"]),
+        ("hot3-default.data", &["--time", "30%"]),
+        ("system-wide.data", &["--time", "20%/1,20%/5"]),
     ];
     let mut failures = Vec::new();
     for (name, filter) in runs {

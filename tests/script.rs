@@ -527,6 +527,8 @@ fn side_events_and_filters_match_perf_script() {
         ],
         &["--dsos", "libc.so.6", "-F", "+srcline"],
         &["-S", "_dl_lookup_symbol_x,strcmp,clear_page_erms"],
+        &["--time", "10%/3,10%/7", "--show-switch-events"],
+        &["--time", "25%-50%"],
     ];
     let compare = |file: &Path, args: &[&str]| compare_script(file, Input::File, args);
     assert_no_failures(&compare_each(&files, runs, |_, _| None, compare));

@@ -218,8 +218,8 @@ pub struct Options {
     /// collapse step, i.e. `comm`.
     pub need_collapse: bool,
     pub cpus: Option<Vec<u32>>,
-    /// Time window in ns (inclusive), either side open.
-    pub time: Option<(Option<u64>, Option<u64>)>,
+    /// `--time`: the samples kept.
+    pub time: Option<crate::time_ranges::TimeRanges>,
     /// The `--time` argument as given (perf prints it in the Samples line).
     pub time_str: Option<String>,
     /// `--sort time` buckets, in ns (`--time-quantum`; perf's default is
@@ -1268,30 +1268,6 @@ fn branch_addr(
     }
 }
 
-/// Parses `--time START,STOP` (seconds with decimals) into ns.
-pub fn parse_time(s: &str) -> Result<(Option<u64>, Option<u64>), String> {
-    let (a, b) = s
-        .split_once(',')
-        .ok_or_else(|| format!("bad --time `{s}': expected START,STOP"))?;
-    let conv = |x: &str| -> Result<Option<u64>, String> {
-        let x = x.trim();
-        if x.is_empty() {
-            return Ok(None);
-        }
-        let (sec, frac) = x.split_once('.').unwrap_or((x, ""));
-        let sec: u64 = sec.parse().map_err(|_| format!("bad time `{x}'"))?;
-        let mut ns: u64 = 0;
-        let mut scale = 100_000_000u64;
-        for c in frac.chars().take(9) {
-            let d = c.to_digit(10).ok_or_else(|| format!("bad time `{x}'"))?;
-            ns += u64::from(d) * scale;
-            scale /= 10;
-        }
-        Ok(Some(sec.saturating_mul(1_000_000_000).saturating_add(ns)))
-    };
-    Ok((conv(a)?, conv(b)?))
-}
-
 /// Adds the DSOs of a BUILD_ID feature table to `machine` with their
 /// build-ids (guest machines are not modelled); returns each one's id and
 /// kind.
@@ -1612,11 +1588,12 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                 {
                     let ai = delivery.attr_index;
                     let a = &attrs[ai].attr;
-                    if let Some((lo, hi)) = options.time {
-                        let t = s.time.unwrap_or(0);
-                        if lo.is_some_and(|lo| t < lo) || hi.is_some_and(|hi| t > hi) {
-                            continue;
-                        }
+                    if options
+                        .time
+                        .as_ref()
+                        .is_some_and(|r| r.skips(s.time.unwrap_or(0)))
+                    {
+                        continue;
                     }
                     let cpu = s.cpu.unwrap_or(u32::MAX);
                     // perf's hist_time.

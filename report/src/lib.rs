@@ -16,5 +16,6 @@ pub mod script;
 pub mod stats;
 pub mod symbolize;
 pub mod tasks;
+pub mod time_ranges;
 pub mod tracepoint;
 pub mod unwind;

@@ -275,8 +275,8 @@ pub struct ScriptOptions {
     pub pids: Option<Vec<i32>>,
     pub tids: Option<Vec<i32>>,
     pub cpus: Option<Vec<u32>>,
-    /// Time window in ns (inclusive), either side open.
-    pub time: Option<(Option<u64>, Option<u64>)>,
+    /// `--time`: the samples kept.
+    pub time: Option<crate::time_ranges::TimeRanges>,
     pub symfs: Option<PathBuf>,
     pub kallsyms: Option<PathBuf>,
     /// Demangle names (default true via [`ScriptOptions::new`]).
@@ -1045,10 +1045,8 @@ impl<'f> Session<'f> {
                         let ai = delivery.attr_index;
                         let a = &attrs[ai].attr;
                         let time = s.time.unwrap_or(0);
-                        if let Some((lo, hi)) = self.opts.time {
-                            if lo.is_some_and(|lo| time < lo) || hi.is_some_and(|hi| time > hi) {
-                                continue;
-                            }
+                        if self.opts.time.as_ref().is_some_and(|r| r.skips(time)) {
+                            continue;
                         }
                         let pid = s.pid.map_or(-1, |p| p as i32);
                         let tid = s.tid.map_or(-1, |t| t as i32);

@@ -205,10 +205,8 @@ fn options(args: &ReportArgs) -> Result<Options> {
     if let Some(c) = &args.cpu {
         o.cpus = Some(cpu_list(c)?);
     }
-    if let Some(t) = &args.time {
-        o.time = Some(aggregate::parse_time(t).map_err(anyhow::Error::msg)?);
-        o.time_str = Some(t.clone());
-    }
+    // Parsed with the file (percentages need its sample times).
+    o.time_str = args.time.clone();
     if let Some(q) = &args.time_quantum {
         o.time_quantum = parse_time_quantum(q)?;
     }
@@ -284,6 +282,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         mapped.release_prefix(offset)
     }));
     let file = input.parse()?;
+    opts.time = time_ranges(args.time.as_deref(), &file)?;
     if args.dump_raw_trace || args.stats || args.tasks || args.mmaps {
         return dump_or_stats(&args, &input, &file);
     }
@@ -330,6 +329,16 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     // one by one would only delay the exit.
     std::mem::forget(data);
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--time` of report and script, as perf parses it for `file`.
+pub(crate) fn time_ranges(
+    arg: Option<&str>,
+    file: &prec_format::PerfFile<'_>,
+) -> Result<Option<prec_report::time_ranges::TimeRanges>> {
+    use prec_report::time_ranges::{sample_times, TimeRanges};
+    arg.map(|t| TimeRanges::parse(t, sample_times(file)).map_err(anyhow::Error::msg))
+        .transpose()
 }
 
 /// perf's `perf_hpp__set_user_width`: `strtol` on each item (0 when it

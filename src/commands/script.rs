@@ -89,9 +89,6 @@ fn options(args: &ScriptArgs) -> Result<ScriptOptions> {
     if let Some(c) = &args.cpu {
         o.cpus = Some(cpu_list(c)?);
     }
-    if let Some(t) = &args.time {
-        o.time = Some(prec_report::aggregate::parse_time(t).map_err(anyhow::Error::msg)?);
-    }
     o.symfs = args.data.symfs.clone();
     o.kallsyms = args.data.kallsyms.clone();
     o.demangle = !args.data.no_demangle;
@@ -109,6 +106,7 @@ pub fn run(args: ScriptArgs) -> Result<ExitCode> {
         mapped.release_prefix(offset)
     }));
     let file = input.parse()?;
+    opts.time = crate::commands::report::time_ranges(args.time.as_deref(), &file)?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     if args.header || args.header_only {
