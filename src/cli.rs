@@ -558,6 +558,11 @@ pub struct ReportArgs {
     /// perf 6.1's --stdio and prec leave them out anyway).
     #[arg(long = "skip-empty")]
     pub skip_empty: bool,
+    /// Accepted for perf compatibility: perf 6.1's report still delivers
+    /// the records sorted by time with it (its output does not change), and
+    /// so does prec.
+    #[arg(long = "disable-order")]
+    pub disable_order: bool,
     /// Options of perf's annotation and TUI browsers, which the --stdio
     /// report does not read: accepted (and ignored) so that perf command
     /// lines work unchanged.

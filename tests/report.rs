@@ -305,6 +305,9 @@ fn filters_match_perf() {
         ("threads.data", &["--time", "0%-25%,50%-75%"]),
         ("hot3-default.data", &["--time", "30%"]),
         ("system-wide.data", &["--time", "20%/1,20%/5"]),
+        // perf 6.1's report still sorts the records by time.
+        ("system-wide.data", &["--disable-order"]),
+        ("threads.data", &["--disable-order"]),
     ];
     let mut failures = Vec::new();
     for (name, filter) in runs {
