@@ -152,7 +152,16 @@ fn sort_keys_match_perf() {
             &["--sort", "symbol"],
             &["--sort", "comm,symbol", "-n"],
             &["--sort", "dso,symbol", "-t", ","],
+            // Also "symbol": one row per symbol, with ipc_null.
+            &["--sort", "symbol_size"],
+            &["--sort", "comm,symbol_size", "-n"],
         ],
+    );
+    // dso_size of user-space maps (prec's kernel map is sized differently
+    // from perf's: the recorded MMAP's, widened to kallsyms).
+    check(
+        &[own_fixture("hot3-nobody.data")],
+        &[&["--sort", "dso_size"], &["--sort", "dso,dso_size", "-n"]],
     );
 }
 

@@ -61,9 +61,14 @@ pub enum SortKey {
     Trace,
     /// The sample's time, rounded down to `--time-quantum`.
     Time,
+    /// The symbol's size (`symbol_size`).
+    SymSize,
+    /// The size of the sample's mapping (`dso_size`).
+    DsoSize,
     /// perf's `ipc_null`: perf report appends it to a `--sort` list that
-    /// contains the word `symbol` (outside branch mode). It compares like
-    /// `sym`, which such a list already has, and shows no IPC.
+    /// contains the word `symbol` (outside branch mode). It splits entries
+    /// like `sym` (so `--sort symbol_size` keeps one row per symbol) and
+    /// shows no IPC.
     IpcNull,
 }
 
@@ -89,6 +94,8 @@ impl SortKey {
             "cycles" => SortKey::Cycles,
             "trace" => SortKey::Trace,
             "time" => SortKey::Time,
+            "symbol_size" => SortKey::SymSize,
+            "dso_size" => SortKey::DsoSize,
             _ => return None,
         })
     }
@@ -113,6 +120,8 @@ impl SortKey {
             SortKey::Trace => "Trace output",
             SortKey::Time => "Time",
             SortKey::IpcNull => "IPC   [IPC Coverage]",
+            SortKey::SymSize => "Symbol size",
+            SortKey::DsoSize => "DSO size",
         }
     }
 
@@ -535,6 +544,8 @@ struct Key {
     cycles: u16,
     trace: u32,
     time: u64,
+    sym_size: u64,
+    dso_size: u64,
 }
 
 /// One end of a branch (perf's `addr_map_symbol`).
@@ -1436,6 +1447,8 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
 
     let want = |k: SortKey| options.sort.contains(&k);
     let need_sym = want(SortKey::Sym)
+        || want(SortKey::SymSize)
+        || want(SortKey::IpcNull)
         || options.hide_unresolved
         || want(SortKey::SymOff)
         || want(SortKey::Srcline)
@@ -1795,7 +1808,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                     SortKey::Comm => key.comm = loc.comm.0,
                                     SortKey::Pid | SortKey::Tid => key.tid = tid,
                                     SortKey::Dso => key.dso = dso_id(to.map),
-                                    SortKey::Sym | SortKey::SymOff => {
+                                    SortKey::Sym | SortKey::SymOff | SortKey::IpcNull => {
                                         match to.sym {
                                             Some(id) => {
                                                 key.sym = id.0 + 1;
@@ -1821,11 +1834,14 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                     SortKey::Cpu => key.cpu = cpu,
                                     SortKey::Socket => key.socket = socket,
                                     SortKey::Time => key.time = time_bucket,
+                                    // perf's branch entries have no symbol
+                                    // of their own: "unknown".
+                                    SortKey::SymSize => {}
+                                    SortKey::DsoSize => key.dso_size = map_size(to.map),
                                     SortKey::Srcline
                                     | SortKey::Srcfile
                                     | SortKey::Parent
-                                    | SortKey::Trace
-                                    | SortKey::IpcNull => {}
+                                    | SortKey::Trace => {}
                                 }
                             }
                             let h = &mut hists[ai];
@@ -1870,7 +1886,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                             SortKey::Comm => key.comm = loc.comm.0,
                             SortKey::Pid | SortKey::Tid => key.tid = th.tid,
                             SortKey::Dso => key.dso = dso_name.map_or(0, |d| d + 1),
-                            SortKey::Sym | SortKey::SymOff => {
+                            SortKey::Sym | SortKey::SymOff | SortKey::IpcNull => {
                                 match sym {
                                     Some(id) => key.sym = id.0 + 1,
                                     None => key.addr = loc.addr,
@@ -1887,8 +1903,9 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                             SortKey::Cpu => key.cpu = cpu,
                             SortKey::Socket => key.socket = socket,
                             SortKey::Time => key.time = time_bucket,
-                            // IpcNull: the sym key already splits.
-                            SortKey::Srcline | SortKey::Srcfile | SortKey::IpcNull => {}
+                            SortKey::SymSize => key.sym_size = sym_size(&resolver.syms, sym),
+                            SortKey::DsoSize => key.dso_size = map_size(loc.map),
+                            SortKey::Srcline | SortKey::Srcfile => {}
                             SortKey::Trace => key.trace = trace.map_or(0, |t| t.0 + 1),
                             SortKey::Parent => key.parent = parent.map_or(0, |p| p.0 + 1),
                             // Branch keys: only in branch mode.
@@ -2141,7 +2158,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                         SortKey::Comm => ck.comm = loc.comm.0,
                                         SortKey::Pid | SortKey::Tid => ck.tid = th_tid,
                                         SortKey::Dso => ck.dso = fdso,
-                                        SortKey::Sym | SortKey::SymOff => {
+                                        SortKey::Sym | SortKey::SymOff | SortKey::IpcNull => {
                                             match f.sym {
                                                 Some(id) => ck.sym = id.0 + 1,
                                                 None => ck.addr = f.ip,
@@ -2166,6 +2183,10 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                             ck.srcfile = csrc.1.map_or(0, |s| s.0 + 1)
                                         }
                                         SortKey::Trace => ck.trace = key.trace,
+                                        SortKey::SymSize => {
+                                            ck.sym_size = sym_size(&resolver.syms, f.sym)
+                                        }
+                                        SortKey::DsoSize => ck.dso_size = map_size(f.map),
                                         _ => {}
                                     }
                                 }
@@ -2785,6 +2806,11 @@ impl<'a> KeyCmp<'a> {
             SortKey::Pid | SortKey::Tid => tid(a).cmp(&tid(b)),
             SortKey::Dso => null_last(self.dso_name(a), self.dso_name(b), scmp),
             SortKey::Sym | SortKey::SymOff | SortKey::IpcNull => Ordering::Equal,
+            // perf's _sort__sym_size_cmp / _sort__dso_size_cmp.
+            SortKey::SymSize => entry_sym_size(d, a)
+                .unwrap_or(0)
+                .cmp(&entry_sym_size(d, b).unwrap_or(0)),
+            SortKey::DsoSize => map_size(a.map).cmp(&map_size(b.map)),
             SortKey::Srcline => scmp(src(a), src(b)),
             SortKey::Srcfile => scmp(srcfile(a), srcfile(b)),
             SortKey::Trace => scmp(
@@ -2998,7 +3024,8 @@ fn sort_entries(data: &mut ReportData, hi: usize) -> Vec<usize> {
 /// With a `dso` key anywhere perf 6.1 merges them (checked against perf on
 /// `sym,dso` and `dso,sym`).
 fn perf_tree_keys(keys: &[SortKey]) -> bool {
-    keys.contains(&SortKey::Sym) && !keys.contains(&SortKey::Dso)
+    (keys.contains(&SortKey::Sym) || keys.contains(&SortKey::IpcNull))
+        && !keys.contains(&SortKey::Dso)
 }
 
 /// Replays the samples (`hits`: merged entry and period, in order) through
@@ -3127,6 +3154,25 @@ fn chain_srcline(
         };
     }
     Some(srcline)
+}
+
+/// perf's `symbol__size` (0 without a symbol).
+pub(crate) fn sym_size(syms: &[Sym], sym: Option<SymId>) -> u64 {
+    sym.and_then(|id| syms.get(id.0 as usize))
+        .map_or(0, |s| s.end.wrapping_sub(s.start))
+}
+
+/// The `symbol_size` of an entry (perf's branch entries have none).
+pub(crate) fn entry_sym_size(data: &ReportData, e: &Entry) -> Option<u64> {
+    match e.sym {
+        Some(_) if e.branch.is_none() => Some(sym_size(&data.syms, e.sym)),
+        _ => None,
+    }
+}
+
+/// perf's `map__size` (0 without a map).
+pub(crate) fn map_size(map: Option<Map>) -> u64 {
+    map.map_or(0, |m| m.end.wrapping_sub(m.start))
 }
 
 /// perf's default `--parent` pattern.

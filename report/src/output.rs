@@ -357,7 +357,7 @@ fn key_width(k: SortKey, w: &Widths) -> usize {
         SortKey::DsoTo => w.dso_to,
         SortKey::SymFrom => w.sym_from,
         SortKey::SymTo => w.sym_to,
-        SortKey::Cycles | SortKey::IpcNull => 0,
+        SortKey::Cycles | SortKey::IpcNull | SortKey::SymSize | SortKey::DsoSize => 0,
         SortKey::Trace => w.trace,
         SortKey::Time => w.time,
     };
@@ -396,6 +396,15 @@ fn key_value(data: &ReportData, e: &Entry, k: SortKey, width: usize) -> String {
         SortKey::Comm => pad(data.machine.comms.get(e.comm), width),
         // "%-5s %2s" of "-", "-", padded.
         SortKey::IpcNull => pad("-      -", width),
+        // "%*d" of the size, or "unknown" right-aligned.
+        SortKey::SymSize => match crate::aggregate::entry_sym_size(data, e) {
+            Some(size) => format!("{:>width$}", size as i32),
+            None => format!("{:>width$}", "unknown"),
+        },
+        SortKey::DsoSize => match e.map {
+            Some(m) => format!("{:>width$}", crate::aggregate::map_size(Some(m)) as i32),
+            None => format!("{:>width$}", "unknown"),
+        },
         SortKey::Pid | SortKey::Tid => {
             let t = data.machine.thread(e.thread);
             let cw = width.max(7) - 8;
