@@ -8,7 +8,8 @@
 //!   `match_chain`: with the `function` key, same DSO and symbol start, an
 //!   inline frame's name, or same DSO and address without a symbol); a node
 //!   shows the first frame inserted with its key, as perf keeps the first
-//!   `callchain_list`.
+//!   `callchain_list` (with `-g srcline`, where one line can be in several
+//!   functions, the node's own first frame).
 //! * A [`CallTree`] is a trie with per-node hits (samples whose chain ends
 //!   there). perf's radix tree (`callchain_node` with `val` lists) is the
 //!   same trie with paths compressed between branch points and chain ends;
@@ -23,9 +24,8 @@
 //!   pointers).
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
-use std::io::{self, Write};
-
 use std::cmp::Ordering;
+use std::io::{self, Write};
 
 use crate::aggregate::{StrId, Strings, SymId};
 use crate::callchain::{ChainFrame, Order};
