@@ -378,6 +378,9 @@ struct TNode {
     children: Vec<(FrameId, u32)>,
     /// The kinds of frames among the children ([`FrameKind`] bits).
     child_kinds: u8,
+    /// The children mix kinds: perf's tree of them is in
+    /// [`CallTree::mixed_siblings`].
+    children_mixed: bool,
 }
 
 /// Kinds of frames, which perf's `match_chain` compares by different keys.
@@ -478,6 +481,7 @@ impl TNode {
             cumul_count: 0,
             children: Vec::new(),
             child_kinds: 0,
+            children_mixed: false,
         }
     }
 }
@@ -524,7 +528,7 @@ impl CallTree {
         cmp: &Cmp,
         out: &mut Appended,
     ) -> u32 {
-        if self.mixed_siblings.contains_key(&parent) {
+        if self.nodes[parent as usize].children_mixed {
             if self.mixed_ranks.contains(&(parent, f.dso_rank))
                 || self.nodes[parent as usize].child_kinds & FrameKind::INLINED != 0
             {
@@ -562,6 +566,7 @@ impl CallTree {
             });
         }
         self.mixed_siblings.insert(parent, tree);
+        self.nodes[parent as usize].children_mixed = true;
         self.walk_mixed(parent, f, cmp, out)
     }
 
@@ -676,7 +681,11 @@ impl CallTree {
         };
         for i in 0..self.nodes.len() {
             let mut ch = std::mem::take(&mut self.nodes[i].children);
-            match self.mixed_siblings.get(&(i as u32)) {
+            let tree = match self.nodes[i].children_mixed {
+                true => self.mixed_siblings.get(&(i as u32)),
+                false => None,
+            };
+            match tree {
                 Some(tree) => ch = tree.in_order().into_iter().map(|at| ch[at]).collect(),
                 // match_chain sends a greater new key left: in-order is
                 // descending.
