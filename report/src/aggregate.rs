@@ -3110,8 +3110,9 @@ fn permute(entries: Vec<Entry>, order: &[usize]) -> Vec<Entry> {
 }
 
 /// perf's `callchain_srcline`: `get_srcline(..., show_sym = false,
-/// show_addr = key == address)`: DSOs perf runs no addr2line on show
-/// `+offset` with `-g address`, nothing with `-g srcline`.
+/// show_addr = key == address)`: DSOs perf runs no addr2line on, and
+/// addresses it finds no line for, show `+offset` with `-g address`,
+/// nothing with `-g srcline`.
 fn chain_srcline(
     key: crate::callgraph::Key,
     callchains: &mut Callchains,
@@ -3122,38 +3123,30 @@ fn chain_srcline(
 ) -> Option<StrId> {
     // perf's callchain_srcline: nothing without a map.
     let map = f.map?;
-    if f.srcline.is_none() {
-        if let Some(m) = f.map {
-            let dso = machine.dsos.get(m.dso);
-            if !matches!(dso.kind, DsoKind::User) || dso.long_name.starts_with('[') {
-                let s = match f.sym {
-                    Some(id) => format!(
-                        "+{}",
-                        f.addr.wrapping_sub(resolver.syms[id.0 as usize].start)
-                    ),
-                    None => format!("{}[{:x}]", dso.short_name, f.addr),
-                };
-                if key != crate::callgraph::Key::Address {
-                    return None;
-                }
-                return Some(strings.intern(&s));
-            }
+    if let Some(s) = f.srcline {
+        return Some(s);
+    }
+    let dso = machine.dsos.get(map.dso);
+    let runs_addr2line = matches!(dso.kind, DsoKind::User) && !dso.long_name.starts_with('[');
+    let found = runs_addr2line.then(|| callchains.srcline(machine, resolver, strings, f));
+    if found.is_some() && !resolver.srcline_failures.contains(&(map.dso, f.addr)) {
+        return found;
+    }
+    // get_srcline's failure text without the symbol's name (show_sym is
+    // false): none for `-g srcline`, `+OFFSET` (or `DSO[ADDR]`) for
+    // `-g address`.
+    if key != crate::callgraph::Key::Address {
+        return None;
+    }
+    Some(match f.sym {
+        Some(id) => strings.intern(&format!(
+            "+{}",
+            f.addr.wrapping_sub(resolver.syms[id.0 as usize].start)
+        )),
+        None => {
+            found.unwrap_or_else(|| strings.intern(&format!("{}[{:x}]", dso.short_name, f.addr)))
         }
-    }
-    let srcline = callchains.srcline(machine, resolver, strings, f);
-    if f.srcline.is_none() && resolver.srcline_failures.contains(&(map.dso, f.addr)) {
-        // get_srcline's failure text without the symbol's name (show_sym
-        // is false): none for `-g srcline`, `+OFFSET` for `-g address`.
-        return match (key, f.sym) {
-            (crate::callgraph::Key::Address, Some(id)) => Some(strings.intern(&format!(
-                "+{}",
-                f.addr.wrapping_sub(resolver.syms[id.0 as usize].start)
-            ))),
-            (crate::callgraph::Key::Address, None) => Some(srcline),
-            _ => None,
-        };
-    }
-    Some(srcline)
+    })
 }
 
 /// perf's `symbol__size` (0 without a symbol).
