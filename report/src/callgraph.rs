@@ -548,14 +548,12 @@ impl CallTree {
         if let Some(c) = found {
             return c;
         }
-        if !self.note_child_kind(parent, f, cmp) {
+        if !self.note_child_kind(parent, f, cmp, out) {
             return self.push_child(parent, f);
         }
         // The children mix kinds from now on: build perf's tree of them
         // (their order was total until now, so inserting them in turn
         // gives its shape), then walk it.
-        out.reorders = true;
-        out.replayable = false;
         let mut tree = RbTree::default();
         let children = &self.nodes[parent as usize].children;
         for &(_, c) in children {
@@ -591,10 +589,7 @@ impl CallTree {
                 tree.right(at)
             };
         }
-        if self.note_child_kind(parent, f, cmp) {
-            out.reorders = true;
-            out.replayable = false;
-        }
+        self.note_child_kind(parent, f, cmp, out);
         if let Some(tree) = self.mixed_siblings.get_mut(&parent) {
             tree.insert_at(link_to, go_left, 0);
         }
@@ -617,8 +612,15 @@ impl CallTree {
     }
 
     /// Adds the kind of `f` to the kinds of `parent`'s children; returns
-    /// whether that newly mixes them (see [`CallTree`]).
-    fn note_child_kind(&mut self, parent: u32, f: &CursorFrame, cmp: &Cmp) -> bool {
+    /// whether that newly mixes them (see [`CallTree`]), which `out` then
+    /// records: earlier walks may no longer repeat, nor may this one.
+    fn note_child_kind(
+        &mut self,
+        parent: u32,
+        f: &CursorFrame,
+        cmp: &Cmp,
+        out: &mut Appended,
+    ) -> bool {
         // Addresses alone are a total order.
         if cmp.key == Key::Address {
             return false;
@@ -647,6 +649,10 @@ impl CallTree {
             if both(*kinds) && self.mixed_ranks.insert(slot) {
                 newly = true;
             }
+        }
+        if newly {
+            out.reorders = true;
+            out.replayable = false;
         }
         newly
     }
@@ -698,6 +704,7 @@ impl CallTree {
         }
         self.mixed_siblings = HashMap::default();
         self.rank_kinds = HashMap::default();
+        self.mixed_ranks = HashSet::default();
     }
 
     /// Total hits of the tree.
