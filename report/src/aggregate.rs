@@ -1692,6 +1692,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                             } else {
                                 None
                             };
+                        callchains.set_epoch(Some(replay.epoch(pid)));
                         callchains.resolve(
                             &mut machine,
                             &mut resolver,

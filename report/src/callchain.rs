@@ -187,7 +187,19 @@ pub struct Callchains {
     inlines: HashMap<(DsoId, u64), Box<[InlineEntry]>>,
     /// Fake inline symbols by (base symbol, name).
     inline_syms: HashMap<(SymId, StrId), SymId>,
+    /// What recent (epoch, pid, tid, cpumode, ip)s resolved to, while the
+    /// caller keeps epochs (see [`Callchains::set_epoch`]): direct-mapped
+    /// by hash, so its memory stays fixed however many frames a file has.
+    frames: Vec<Option<(FrameKey, ChainFrame)>>,
+    epoch: Option<u64>,
 }
+
+/// Slots of [`Callchains::frames`].
+const FRAME_SLOTS: usize = 1 << 12;
+
+/// ([`Callchains::set_epoch`]'s epoch, the machine's kernel epoch, pid,
+/// tid, cpumode, ip).
+type FrameKey = (u64, u32, i32, i32, u16, u64);
 
 /// Whether the attr and sample allow DWARF unwinding
 /// (perf's `thread__resolve_callchain_unwind` precondition).
@@ -211,6 +223,53 @@ impl Callchains {
     #[allow(clippy::too_many_arguments)]
     pub fn frame(
         &mut self,
+        machine: &mut Machine,
+        resolver: &mut Resolver,
+        strings: &mut Strings,
+        pid: i32,
+        tid: i32,
+        cpumode: u16,
+        ip: u64,
+    ) -> ChainFrame {
+        let Some(epoch) = self.epoch else {
+            return Self::resolve_frame(machine, resolver, strings, pid, tid, cpumode, ip);
+        };
+        // Deep chains repeat their outer frames in most samples; a map and
+        // symbol lookup per frame cost more than this one.
+        let key = (epoch, machine.kernel_epoch, pid, tid, cpumode, ip);
+        let slot = {
+            use std::hash::{BuildHasher, Hasher};
+            let mut h = rustc_hash::FxBuildHasher.build_hasher();
+            h.write_u64(ip);
+            h.write_u64(epoch ^ (pid as u32 as u64) << 32 ^ tid as u32 as u64);
+            (h.finish() >> 20) as usize % FRAME_SLOTS
+        };
+        if self.frames.is_empty() {
+            self.frames.resize(FRAME_SLOTS, None);
+        }
+        if let Some((k, f)) = &self.frames[slot] {
+            if *k == key {
+                return *f;
+            }
+        }
+        let f = Self::resolve_frame(machine, resolver, strings, pid, tid, cpumode, ip);
+        // Resolving the first kernel frame can load the kernel's symbols
+        // and move its map: that frame belongs to the new kernel epoch.
+        let key = (epoch, machine.kernel_epoch, pid, tid, cpumode, ip);
+        self.frames[slot] = Some((key, f));
+        f
+    }
+
+    /// Lets [`Self::frame`] remember what addresses resolve to until
+    /// `epoch` changes; the caller changes it whenever a COMM, FORK, EXIT
+    /// or MMAP record may have changed what `pid`'s addresses resolve to.
+    /// `None` (the default) resolves every frame afresh.
+    pub fn set_epoch(&mut self, epoch: Option<u64>) {
+        self.epoch = epoch;
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn resolve_frame(
         machine: &mut Machine,
         resolver: &mut Resolver,
         strings: &mut Strings,

@@ -139,6 +139,13 @@ impl SampleReplay {
         }
     }
 
+    /// The epoch of `pid`'s addresses: it changes with every
+    /// [`Self::invalidate`] that covers `pid`.
+    pub fn epoch(&self, pid: i32) -> u64 {
+        let process = self.process_epochs.get(&pid).copied().unwrap_or(0);
+        (self.global_epoch as u64) << 32 | process as u64
+    }
+
     /// Forgets every remembered lookup, as when a call tree's walks stop
     /// being repeatable (the counted repeats stay).
     pub fn forget_lookups(&mut self) {
