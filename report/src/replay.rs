@@ -56,28 +56,30 @@ pub(crate) struct RawOutcome {
 
 /// Byte-string keys to dense indexes; a key whose hash is taken by another
 /// key is not stored (its sample is then resolved every time: slower, not
-/// wrong).
+/// wrong). A key is a head, copied, and a tail borrowed from the input (a
+/// raw sample's callchain: most of a key, and already in memory).
 #[derive(Default)]
-struct Table {
+struct Table<'a> {
     index: HashMap<u64, u32>,
-    ranges: Vec<(usize, usize)>,
-    bytes: Vec<u8>,
+    keys: Vec<(usize, usize, &'a [u8])>,
+    heads: Vec<u8>,
 }
 
-impl Table {
-    fn hash(key: &[u8]) -> u64 {
+impl<'a> Table<'a> {
+    fn hash(head: &[u8], tail: &[u8]) -> u64 {
         let mut h = rustc_hash::FxHasher::default();
-        h.write(key);
+        h.write(head);
+        h.write(tail);
         h.finish()
     }
 
     /// The key's index, or its hash for [`Self::insert`].
-    fn find(&self, key: &[u8]) -> Result<u32, u64> {
-        let hash = Self::hash(key);
+    fn find(&self, head: &[u8], tail: &[u8]) -> Result<u32, u64> {
+        let hash = Self::hash(head, tail);
         match self.index.get(&hash) {
             Some(&i) => {
-                let (start, end) = self.ranges[i as usize];
-                if self.bytes[start..end] == *key {
+                let (start, end, stored_tail) = self.keys[i as usize];
+                if self.heads[start..end] == *head && stored_tail == tail {
                     Ok(i)
                 } else {
                     Err(hash)
@@ -87,15 +89,16 @@ impl Table {
         }
     }
 
-    /// Stores `key` (looked up as `hash`), returning its index.
-    fn insert(&mut self, hash: u64, key: &[u8]) -> Option<u32> {
+    /// Stores the key `head` + `tail` (looked up as `hash`), returning its
+    /// index.
+    fn insert(&mut self, hash: u64, head: &[u8], tail: &'a [u8]) -> Option<u32> {
         if self.index.contains_key(&hash) {
             return None;
         }
-        let i = u32::try_from(self.ranges.len()).ok()?;
-        let start = self.bytes.len();
-        self.bytes.extend_from_slice(key);
-        self.ranges.push((start, self.bytes.len()));
+        let i = u32::try_from(self.keys.len()).ok()?;
+        let start = self.heads.len();
+        self.heads.extend_from_slice(head);
+        self.keys.push((start, self.heads.len(), tail));
         self.index.insert(hash, i);
         Some(i)
     }
@@ -103,12 +106,12 @@ impl Table {
 
 /// Remembered resolutions of one report.
 #[derive(Default)]
-pub(crate) struct SampleReplay {
+pub(crate) struct SampleReplay<'a> {
     global_epoch: u32,
     process_epochs: HashMap<i32, u32>,
-    raw: Table,
+    raw: Table<'a>,
     raw_outcomes: Vec<RawOutcome>,
-    resolved: Table,
+    resolved: Table<'static>,
     /// Per resolved key: (added to the callchain period, effects range,
     /// index of the event's hists).
     resolved_outcomes: Vec<(bool, (u32, u32), usize)>,
@@ -124,12 +127,13 @@ pub(crate) struct SampleReplay {
 
 /// A key looked up and not found: where to remember it.
 #[derive(Debug)]
-pub(crate) struct Pending {
+pub(crate) struct Pending<'a> {
     hash: u64,
     key: Vec<u8>,
+    tail: &'a [u8],
 }
 
-impl SampleReplay {
+impl<'a> SampleReplay<'a> {
     /// Records that what `pid`'s samples resolve to may have changed
     /// (`None`: every process's, e.g. a kernel map).
     pub fn invalidate(&mut self, pid: Option<i32>) {
@@ -164,8 +168,8 @@ impl SampleReplay {
         cpumode: u16,
         ip: u64,
         cpu: u32,
-        chain: &[u8],
-    ) -> Result<RawOutcome, Pending> {
+        chain: &'a [u8],
+    ) -> Result<RawOutcome, Pending<'a>> {
         let epoch = self.process_epochs.get(&pid).copied().unwrap_or(0);
         let mut key = std::mem::take(&mut self.key);
         key.clear();
@@ -178,20 +182,27 @@ impl SampleReplay {
         ] {
             key.extend_from_slice(&w.to_le_bytes());
         }
-        key.extend_from_slice(chain);
-        match self.raw.find(&key) {
+        match self.raw.find(&key, chain) {
             Ok(i) => {
                 self.key = key;
                 Ok(self.raw_outcomes[i as usize])
             }
-            Err(hash) => Err(Pending { hash, key }),
+            Err(hash) => Err(Pending {
+                hash,
+                key,
+                tail: chain,
+            }),
         }
     }
 
     /// Remembers what a raw sample looked up with [`Self::find_raw`]
     /// resolved to.
-    pub fn remember_raw(&mut self, pending: Pending, outcome: RawOutcome) {
-        if self.raw.insert(pending.hash, &pending.key).is_some() {
+    pub fn remember_raw(&mut self, pending: Pending<'a>, outcome: RawOutcome) {
+        if self
+            .raw
+            .insert(pending.hash, &pending.key, pending.tail)
+            .is_some()
+        {
             self.raw_outcomes.push(outcome);
         }
         self.key = pending.key;
@@ -206,7 +217,7 @@ impl SampleReplay {
 
     /// Looks a resolved sample up by its context words and frame ids (see
     /// the module docs).
-    pub fn find_resolved(&mut self, context: &[u64], frames: &[u32]) -> Result<u32, Pending> {
+    pub fn find_resolved(&mut self, context: &[u64], frames: &[u32]) -> Result<u32, Pending<'a>> {
         let mut key = std::mem::take(&mut self.key);
         key.clear();
         for w in context {
@@ -215,12 +226,16 @@ impl SampleReplay {
         for f in frames {
             key.extend_from_slice(&f.to_le_bytes());
         }
-        match self.resolved.find(&key) {
+        match self.resolved.find(&key, &[]) {
             Ok(i) => {
                 self.key = key;
                 Ok(i)
             }
-            Err(hash) => Err(Pending { hash, key }),
+            Err(hash) => Err(Pending {
+                hash,
+                key,
+                tail: &[],
+            }),
         }
     }
 
@@ -229,7 +244,7 @@ impl SampleReplay {
     /// it could not be stored).
     pub fn remember_resolved(
         &mut self,
-        pending: Pending,
+        pending: Pending<'a>,
         hists: usize,
         callchain_period: bool,
         effects: &[Effect],
@@ -238,7 +253,7 @@ impl SampleReplay {
             self.key = pending.key;
             return None;
         }
-        let i = self.resolved.insert(pending.hash, &pending.key);
+        let i = self.resolved.insert(pending.hash, &pending.key, &[]);
         self.key = pending.key;
         let i = i?;
         let start = self.effects.len() as u32;
@@ -280,7 +295,12 @@ impl SampleReplay {
 mod tests {
     use super::*;
 
-    fn raw(r: &mut SampleReplay, pid: i32, ip: u64, chain: &[u8]) -> Result<RawOutcome, Pending> {
+    fn raw<'a>(
+        r: &mut SampleReplay<'a>,
+        pid: i32,
+        ip: u64,
+        chain: &'a [u8],
+    ) -> Result<RawOutcome, Pending<'a>> {
         r.find_raw(0, pid, pid, 2, ip, 0, chain)
     }
 
@@ -336,11 +356,12 @@ mod tests {
     #[test]
     fn a_taken_hash_is_not_overwritten() {
         let mut t = Table::default();
-        let a = t.find(b"a").expect_err("empty table");
-        assert_eq!(t.insert(a, b"a"), Some(0));
+        let a = t.find(b"a", b"1").expect_err("empty table");
+        assert_eq!(t.insert(a, b"a", b"1"), Some(0));
         // Pretend "b" collides with "a": it is not stored, "a" still is.
-        assert_eq!(t.insert(a, b"b"), None);
-        assert_eq!(t.find(b"a"), Ok(0));
-        assert!(t.find(b"b").is_err());
+        assert_eq!(t.insert(a, b"b", b"1"), None);
+        assert_eq!(t.find(b"a", b"1"), Ok(0));
+        assert!(t.find(b"b", b"1").is_err());
+        assert!(t.find(b"a", b"2").is_err(), "the tail is part of the key");
     }
 }
