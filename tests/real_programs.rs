@@ -480,6 +480,54 @@ fn gcc_program_in_plt_stubs() {
     check(&files, REPORT_RUNS);
 }
 
+/// A directory with `ld.lld` (Rust's own `rust-lld`, which links Rust
+/// programs by default), for `gcc -B DIR -fuse-ld=lld`.
+fn lld_dir(dir: &Path) -> PathBuf {
+    let sysroot = stdout_of(Command::new("rustc").args(["--print", "sysroot"]));
+    let host = stdout_of(Command::new("rustc").args(["--print", "host-tuple"]));
+    let lld = Path::new(sysroot.trim())
+        .join("lib/rustlib")
+        .join(host.trim())
+        .join("bin/rust-lld");
+    assert!(lld.exists(), "no rust-lld at {}", lld.display());
+    let bin = dir.join("lld-bin");
+    std::fs::create_dir_all(&bin).expect("mkdir");
+    std::os::unix::fs::symlink(&lld, bin.join("ld.lld")).expect("symlink ld.lld");
+    bin
+}
+
+/// The PLT program linked by lld, as Rust programs are: `.plt` comes last
+/// in the text segment after `.fini`, and has no entry size, so perf 6.1
+/// synthesizes every PLT symbol zero-sized at the section's start; its
+/// tree walk then misses the `_fini` extended over `.plt`, and PLT samples
+/// stay raw addresses.
+#[test]
+fn lld_linked_program_in_plt_stubs() {
+    let Some(gcc) = which("gcc").filter(|_| require_perf_record()) else {
+        return;
+    };
+    let dir = tempdir();
+    let lld = lld_dir(&dir);
+    let flags = [
+        "-O2",
+        "-g",
+        "-fno-builtin",
+        "-fuse-ld=lld",
+        "-B",
+        path_str(&lld),
+    ];
+    let exe = compile_c(&gcc, &dir, PLT_LOOP_C, "pltloop-lld", &flags, &[]);
+    let files = record_both(&dir, "plt-lld", &["-F", "9999"], &[path_str(&exe)]);
+    let rows = report_stdio(perf(), &files[0], Input::File, &["--sort", "dso,sym"]);
+    if !rows
+        .lines()
+        .any(|l| l.contains("pltloop-lld") && l.contains("[.] 0x"))
+    {
+        eprintln!("note: no sample in the PLT stubs this time:\n{rows}");
+    }
+    check(&files, REPORT_RUNS);
+}
+
 /// `-p PID` of a process that was running before the recording (its maps
 /// come from /proc).
 #[test]

@@ -220,9 +220,10 @@ fn plt_of<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> object::Result<V
         }
         (None, None) => return Ok(Vec::new()),
     };
-    if entry_size == 0 {
-        return Ok(Vec::new());
-    }
+    // A `.plt` without an entry size (lld writes 0) gets perf 6.1's
+    // symbols all the same: every entry zero-sized at the start of the
+    // section. They name nothing but that address, yet they shape the
+    // symbol tree, whose walks then miss the symbol extended over the PLT.
     let mut out = Vec::with_capacity(slots.len());
     for (i, symidx) in slots.into_iter().enumerate() {
         let name = if symidx == 0 {
