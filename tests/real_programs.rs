@@ -12,7 +12,8 @@
 //!
 //! These programs found bugs the fixture programs did not: PLT entries
 //! under an `_init` that perf 6.1 extends over `.plt` (named after perf's
-//! symbol-tree walk), `--percent-limit` cutting the call graph, Rust v0 and
+//! symbol-tree walk), the same in an lld-linked program (whose `.plt` has
+//! no entry size), `--percent-limit` cutting the call graph, Rust v0 and
 //! C++ lambda names.
 
 mod common;

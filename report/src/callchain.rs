@@ -180,7 +180,8 @@ struct InlineEntry {
     srcline: Option<StrId>,
 }
 
-/// Caches for resolving callchains (inline chains per (DSO, address)).
+/// Caches for resolving callchains: inline chains per (DSO, address), and
+/// recently resolved frames (see [`Callchains::set_epoch`]).
 #[derive(Default)]
 pub struct Callchains {
     /// (dso, addr) → inline chain, innermost first; empty = no expansion.
