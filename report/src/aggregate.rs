@@ -721,6 +721,13 @@ pub struct Hists {
     index: HashMap<Key, usize>,
     /// [`perf_tree_keys`] mode: each sample's entry and period, in order.
     hits: Vec<(u32, u16, u64)>,
+    /// [`perf_tree_keys`] mode with call graphs: per sample, in order, its
+    /// range of [`Hists::graph_effects`] and its period.
+    graph_hits: Vec<(u32, u32, u64)>,
+    /// The entry insertions perf makes for a sample (its own entry, then
+    /// with `--children` one per chain element), each with the call-tree
+    /// node its chain reached; samples that repeat one share its range.
+    graph_effects: Vec<Effect>,
     pub nr_samples: u64,
     pub total_period: u64,
     /// Members of the group this event leads in the recording (1: none);
@@ -1384,6 +1391,8 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
         .enumerate()
         .map(|(i, a)| Hists {
             hits: Vec::new(),
+            graph_hits: Vec::new(),
+            graph_effects: Vec::new(),
             hierarchy: Vec::new(),
             hierarchy_roots: Vec::new(),
             attr_index: i,
@@ -1492,6 +1501,14 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
     let mut cg_frames = Frames::default();
     let mut callchain_period = vec![0u64; attrs.len()];
     let tree_keys = perf_tree_keys(&options.sort) && !cg_on && !options.branch_mode;
+    // The same with call graphs, where each entry's graph splits with it;
+    // not when a collapse step would merge the pieces again (comm).
+    let tree_graphs = perf_tree_keys(&options.sort)
+        && cg_on
+        && !options.branch_mode
+        && !options.need_collapse
+        && !options.hierarchy;
+    let mut graph_log: Vec<GraphLog> = Vec::new();
     // Branch entries are per branch-stack entry: not replayed.
     // A tracepoint's trace output depends on its raw data, which the raw
     // key does not hold.
@@ -1647,6 +1664,9 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                 if let Some(i) = outcome.resolved {
                                     if replay.repeat(i, period) {
                                         callchain_period[ai] += period;
+                                    }
+                                    if tree_graphs {
+                                        graph_log.push(GraphLog::Replayed(i, period));
                                     }
                                     hists[ai].nr_samples += 1;
                                     hists[ai].total_period += period;
@@ -2025,6 +2045,9 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                             if replay.repeat(i, period) {
                                 callchain_period[ai] += period;
                             }
+                            if tree_graphs {
+                                graph_log.push(GraphLog::Replayed(i, period));
+                            }
                             hists[ai].nr_samples += 1;
                             hists[ai].total_period += period;
                             if tree_keys {
@@ -2248,6 +2271,14 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                         }
                     }
                     effects.push(own);
+                    if tree_graphs {
+                        let g = &mut hists[ai].graph_effects;
+                        let start = g.len() as u32;
+                        // perf adds the sample's own entry first.
+                        g.push(own);
+                        g.extend_from_slice(&effects[..effects.len() - 1]);
+                        graph_log.push(GraphLog::Fresh(ai, start, g.len() as u32, period));
+                    }
                     if reorders {
                         replay.forget_lookups();
                     }
@@ -2275,6 +2306,32 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
     }
     for (ai, count, period, effects) in replay.take_repeats() {
         apply_effects(&mut hists[ai], effects, count, period);
+    }
+    let mut replayed_ranges: HashMap<u32, (usize, u32, u32)> = HashMap::default();
+    for log in graph_log {
+        match log {
+            GraphLog::Fresh(ai, start, end, period) => {
+                hists[ai].graph_hits.push((start, end, period))
+            }
+            GraphLog::Replayed(i, period) => {
+                let range = match replayed_ranges.get(&i) {
+                    Some(&r) => Some(r),
+                    None => replay.effects_of(i).and_then(|(ai, effects)| {
+                        let (&own, chain) = effects.split_last()?;
+                        let g = &mut hists[ai].graph_effects;
+                        let start = g.len() as u32;
+                        g.push(own);
+                        g.extend_from_slice(chain);
+                        let r = (ai, start, g.len() as u32);
+                        replayed_ranges.insert(i, r);
+                        Some(r)
+                    }),
+                };
+                if let Some((ai, start, end)) = range {
+                    hists[ai].graph_hits.push((start, end, period));
+                }
+            }
+        }
     }
     // The column width rule needs to know whether each entry's (first)
     // sample resolved to a symbol, even when symbols are not a sort key.
@@ -2580,6 +2637,14 @@ fn dso_name_id(
 
 /// Adds `count` more samples of total `period` to a remembered sample's
 /// `effects` (see [`crate::replay`]).
+/// A sample as [`Hists::graph_hits`] needs it: its effects, or those of
+/// the resolved sample it repeats, with its period.
+enum GraphLog {
+    /// (hists, range of its graph effects, period).
+    Fresh(usize, u32, u32, u64),
+    Replayed(u32, u64),
+}
+
 fn apply_effects(h: &mut Hists, effects: &[Effect], count: u64, period: u64) {
     for eff in effects {
         let e = &mut h.entries[eff.entry as usize];
@@ -2875,6 +2940,14 @@ impl<'a> KeyCmp<'a> {
 fn sort_entries(data: &mut ReportData, hi: usize) -> Vec<usize> {
     let entries = std::mem::take(&mut data.hists[hi].entries);
     let hits = std::mem::take(&mut data.hists[hi].hits);
+    let graph_hits = std::mem::take(&mut data.hists[hi].graph_hits);
+    let graph_effects = std::mem::take(&mut data.hists[hi].graph_effects);
+    let graph_hits = graph_hits.iter().flat_map(|&(start, end, period)| {
+        let effects = graph_effects
+            .get(start as usize..end as usize)
+            .unwrap_or(&[]);
+        effects.iter().map(move |&e| (e, period))
+    });
     let keys = data.options.sort.clone();
     let d = &*data;
     let cmp = KeyCmp { d };
@@ -2889,11 +2962,15 @@ fn sort_entries(data: &mut ReportData, hi: usize) -> Vec<usize> {
     // collapsed tree (se_collapse, the same comparators here) from its
     // in-order walk; both are rbtree insertions.
     let tree_keys = !hits.is_empty() && d.groups.is_none();
+    let tree_graphs = !graph_effects.is_empty() && d.groups.is_none();
     let mut entries = if tree_keys {
         split_like_perf(entries, &hits, &collapse)
+    } else if let (true, Some(cg)) = (tree_graphs, &d.callgraph) {
+        split_graphs_like_perf(entries, graph_hits, &collapse, cg, &d.strings)
     } else {
         entries
     };
+    let tree_keys = tree_keys || tree_graphs;
     // Without a key that needs collapsing (comm), perf outputs from
     // entries_in itself.
     let in_tree_order = |entries: Vec<Entry>| {
@@ -3055,6 +3132,133 @@ fn split_like_perf(
         out[i].period += period;
         out[i].nr_samples += 1;
         out[i].add_mode_period(cpumode, period);
+    }
+    out
+}
+
+/// [`split_like_perf`] with call graphs: each of perf's entry insertions
+/// (`hits`: the merged entry, the call-tree node its chain reached there,
+/// and the period) walks perf's tree; the entry it lands in gets the
+/// period and the same chain appended to its own call tree.
+fn split_graphs_like_perf(
+    merged: Vec<Entry>,
+    hits: impl Iterator<Item = (Effect, u64)> + Clone,
+    cmp: &dyn Fn(&Entry, &Entry) -> Ordering,
+    cg: &CallgraphData,
+    strings: &Strings,
+) -> Vec<Entry> {
+    // Which entry of perf's each insertion lands in. A walk depends only
+    // on the tree, which changes when an entry is added: until then, an
+    // entry's next insertion lands where its last one did.
+    let mut tree = crate::rbtree::RbTree::default();
+    let mut pieces: Vec<u32> = Vec::new(); // merged entry of each piece
+    let mut landed: Vec<u32> = Vec::new();
+    let mut last: Vec<(u32, u32)> = vec![(u32::MAX, u32::MAX); merged.len()];
+    for (eff, _) in hits.clone() {
+        let Some(template) = merged.get(eff.entry as usize) else {
+            landed.push(u32::MAX);
+            continue;
+        };
+        let version = pieces.len() as u32;
+        let (piece, seen) = last[eff.entry as usize];
+        if seen == version {
+            landed.push(piece);
+            continue;
+        }
+        let piece = {
+            let mut node = tree.root;
+            let mut found = None;
+            while let Some(n) = tree.nodes.get(node as usize) {
+                let Some(e) = pieces
+                    .get(node as usize)
+                    .and_then(|&m| merged.get(m as usize))
+                else {
+                    break;
+                };
+                match cmp(template, e) {
+                    Ordering::Equal => {
+                        found = Some(node);
+                        break;
+                    }
+                    Ordering::Less => node = n.left,
+                    Ordering::Greater => node = n.right,
+                }
+            }
+            match found {
+                Some(p) => p,
+                None => {
+                    tree.insert_by(0, |p, _| {
+                        cmp(template, &merged[pieces[p] as usize]) == Ordering::Less
+                    });
+                    pieces.push(eff.entry);
+                    pieces.len() as u32 - 1
+                }
+            }
+        };
+        last[eff.entry as usize] = (piece, pieces.len() as u32);
+        landed.push(piece);
+    }
+    // An entry perf did not split is the merged one; the pieces of one it
+    // split get their hits again.
+    let mut nr_pieces = vec![0u32; merged.len()];
+    for &m in &pieces {
+        nr_pieces[m as usize] += 1;
+    }
+    let mut merged: Vec<Option<Entry>> = merged.into_iter().map(Some).collect();
+    let mut out: Vec<Entry> = pieces
+        .iter()
+        .map(|&m| {
+            let whole = nr_pieces[m as usize] == 1;
+            match merged.get_mut(m as usize) {
+                Some(slot) if whole => slot.take(),
+                Some(Some(template)) => {
+                    let mut piece = template.copy_keys();
+                    piece.cg = template.cg.as_ref().map(|_| Box::default());
+                    Some(piece)
+                }
+                _ => None,
+            }
+            .unwrap_or_else(|| Entry::blank(ThreadId(0), CommId(0)))
+        })
+        .collect();
+    let mut parents: HashMap<u32, Vec<u32>> = HashMap::default();
+    for ((eff, period), &piece) in hits.zip(&landed) {
+        if nr_pieces.get(eff.entry as usize) == Some(&1) {
+            continue;
+        }
+        let (Some(Some(template)), Some(to)) =
+            (merged.get(eff.entry as usize), out.get_mut(piece as usize))
+        else {
+            continue;
+        };
+        if eff.own {
+            to.period += period;
+            to.nr_samples += 1;
+            to.add_mode_period(eff.cpumode as u16, period);
+        }
+        let (Some(from), Some(to)) = (&template.cg, &mut to.cg) else {
+            continue;
+        };
+        if eff.acc {
+            to.acc_period += period;
+            to.acc_count += 1;
+        }
+        if eff.node != NO_NODE {
+            let parents = parents
+                .entry(eff.entry)
+                .or_insert_with(|| from.tree.parents());
+            let chain = from.tree.chain_to(eff.node, parents);
+            to.tree
+                .append(&chain, period, cg.params.key, &cg.frames, strings);
+        }
+    }
+    for (e, &m) in out.iter_mut().zip(&pieces) {
+        if nr_pieces[m as usize] == 1 {
+            continue;
+        }
+        if let Some(c) = &mut e.cg {
+            c.tree.finish(cg.params.key, &cg.frames, strings);
+        }
     }
     out
 }

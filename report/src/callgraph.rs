@@ -659,6 +659,35 @@ impl CallTree {
 
     /// Adds `count` samples of `period` to `node` (from [`Self::append`]):
     /// what appending the same chain again would do.
+    /// Each node's parent (the root's is itself), for [`Self::chain_to`].
+    pub(crate) fn parents(&self) -> Vec<u32> {
+        let mut parents = vec![0; self.nodes.len()];
+        for (i, n) in self.nodes.iter().enumerate() {
+            for &(_, child) in &n.children {
+                if let Some(p) = parents.get_mut(child as usize) {
+                    *p = i as u32;
+                }
+            }
+        }
+        parents
+    }
+
+    /// The frames from the root down to `node`: a chain that, appended to
+    /// another tree, reaches the same place there.
+    pub(crate) fn chain_to(&self, node: u32, parents: &[u32]) -> Vec<CursorFrame> {
+        let mut chain = Vec::new();
+        let mut at = node;
+        while at != 0 && chain.len() < self.nodes.len() {
+            let Some(n) = self.nodes.get(at as usize) else {
+                break;
+            };
+            chain.push(n.frame);
+            at = parents.get(at as usize).copied().unwrap_or(0);
+        }
+        chain.reverse();
+        chain
+    }
+
     pub fn add_hits(&mut self, node: u32, count: u64, period: u64) {
         let n = &mut self.nodes[node as usize];
         n.hit += period;

@@ -276,6 +276,12 @@ impl<'a> SampleReplay<'a> {
         self.resolved_outcomes[i as usize].0
     }
 
+    /// The hists index and effects of resolved sample `i`.
+    pub fn effects_of(&self, i: u32) -> Option<(usize, &[Effect])> {
+        let &(_, (start, end), hists) = self.resolved_outcomes.get(i as usize)?;
+        Some((hists, self.effects.get(start as usize..end as usize)?))
+    }
+
     /// The copies counted by [`Self::repeat`] since the last call, as
     /// (hists index, samples, period, effects) per resolved sample.
     pub fn take_repeats(&mut self) -> impl Iterator<Item = (usize, u64, u64, &[Effect])> + '_ {
