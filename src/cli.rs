@@ -38,7 +38,8 @@ pub struct PerfDataArgs {
     /// Input file name ("-" reads pipe mode from stdin).
     #[arg(short = 'i', long = "input", default_value = "perf.data")]
     pub input: PathBuf,
-    /// Look for binaries relative to this directory.
+    /// Look for binaries relative to this directory (perf's build-id cache
+    /// too: DIR/.debug); kernel symbols then only from --kallsyms.
     #[arg(long = "symfs")]
     pub symfs: Option<PathBuf>,
     /// Kernel symbols file (instead of /proc/kallsyms).
@@ -202,7 +203,8 @@ pub struct FlamegraphArgs {
     /// Don't show call chains beyond this depth.
     #[arg(long = "max-stack")]
     pub max_stack: Option<usize>,
-    /// Look for binaries relative to this directory.
+    /// Look for binaries relative to this directory (perf's build-id cache
+    /// too: DIR/.debug); kernel symbols then only from --kallsyms.
     #[arg(long = "symfs")]
     pub symfs: Option<PathBuf>,
     /// Kernel symbols file (instead of /proc/kallsyms).

@@ -216,6 +216,60 @@ fn fresh_recordings_of_other_programs_match_perf() {
     assert_no_failures(&failures);
 }
 
+/// `--symfs DIR`: binaries under DIR only, perf's build-id cache at
+/// DIR/.debug, and (perf 6.1's dso__load_kernel_sym) no local kallsyms,
+/// only what `--kallsyms` names.
+#[test]
+fn symfs_matches_perf() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let program = fixture_bin("hot3");
+    let data = record(&dir, "hot3", &program, &["0.3"]);
+    let empty = dir.join("empty");
+    let root = dir.join("root");
+    let copy = root.join(program.strip_prefix("/").expect("absolute fixture path"));
+    std::fs::create_dir_all(&empty).expect("mkdir");
+    std::fs::create_dir_all(copy.parent().expect("parent")).expect("mkdir");
+    std::fs::copy(&program, &copy).expect("copy the program under the symfs");
+    let (empty, root) = (path_str(&empty), path_str(&root));
+    let runs: &[&[&str]] = &[
+        &["--symfs", empty, "--sort", "dso,sym"],
+        &["--symfs", empty, "--sort", "sym", "-n"],
+        &["--symfs", root, "--sort", "comm,dso,sym"],
+        &[
+            "--symfs",
+            root,
+            "--sort",
+            "dso,sym",
+            "--kallsyms",
+            "/proc/kallsyms",
+        ],
+    ];
+    let mut failures = Vec::new();
+    for args in runs {
+        if let Err(e) = compare_report(&data, Input::File, args) {
+            failures.push(e);
+        }
+    }
+    let rows = report_stdio(
+        prec(),
+        &data,
+        Input::File,
+        &["--symfs", root, "--sort", "sym"],
+    );
+    assert!(
+        rows.contains("hot_a"),
+        "the program under the symfs:\n{rows}"
+    );
+    assert_no_failures(&failures);
+}
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 path")
+}
+
 #[test]
 fn pipe_input_matches_file_input() {
     let file = own_fixture("hot3-pipe.data");

@@ -1020,7 +1020,10 @@ impl Resolver {
         if let Some(ok) = self.kernel_ok {
             return ok;
         }
+        let options = self.symbolizer.options();
         let ok = match machine.dsos.get(dso).build_id.as_deref() {
+            // perf 6.1 reads no local kallsyms with --symfs.
+            _ if options.symfs.is_some() && options.kallsyms.is_none() => false,
             None => true,
             Some(b) => {
                 let b = trim_build_id(b);
@@ -1419,7 +1422,10 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
         loader: options.file_loader.clone(),
         ..SymbolizerOptions::default()
     };
-    if sym_opts.kallsyms.is_none() {
+    // perf 6.1 (dso__load_kernel_sym) reads no local kallsyms with
+    // --symfs: only what --kallsyms names.
+    let local_kallsyms = sym_opts.symfs.is_none();
+    if sym_opts.kallsyms.is_none() && local_kallsyms {
         if let Some(k) = machine.dsos.find("[kernel.kallsyms]") {
             if let Some(b) = machine.dsos.get(k).build_id.as_deref() {
                 let b = trim_build_id(b);
@@ -1443,9 +1449,10 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
         ..Resolver::new(Symbolizer::new(sym_opts))
     };
     // Reading /proc/kallsyms is slow; overlap it with the sample pass.
-    if attrs
-        .iter()
-        .any(|a| !a.attr.has(prec_format::attr::flags::EXCLUDE_KERNEL))
+    if local_kallsyms
+        && attrs
+            .iter()
+            .any(|a| !a.attr.has(prec_format::attr::flags::EXCLUDE_KERNEL))
     {
         resolver.symbolizer.prefetch_kallsyms();
     }

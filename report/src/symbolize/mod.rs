@@ -74,7 +74,9 @@ use symtab::{Binding, Sym, SymbolTable};
 /// Configuration of a [`Symbolizer`].
 #[derive(Clone)]
 pub struct SymbolizerOptions {
-    /// Look binaries up under this directory (`--symfs`): `DIR + path`.
+    /// Look binaries up under this directory (`--symfs`): `DIR + path`,
+    /// and perf's build-id cache at `DIR/.debug`. Kernel symbols then come
+    /// only from [`Self::kallsyms`], as in perf 6.1.
     pub symfs: Option<PathBuf>,
     /// kallsyms file to use instead of `/proc/kallsyms` (`--kallsyms`).
     pub kallsyms: Option<PathBuf>,
@@ -363,8 +365,13 @@ fn current_vdso() -> std::io::Result<Vec<u8>> {
     Ok(buf)
 }
 
-fn home_debug_dir() -> Option<PathBuf> {
-    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".debug"))
+/// perf's build-id cache: `~/.debug`, or `DIR/.debug` with `--symfs DIR`
+/// (perf's `symbol__config_symfs` skips the local cache then).
+fn build_id_cache_dir(symfs: Option<&Path>) -> Option<PathBuf> {
+    match symfs {
+        Some(root) => Some(root.join(".debug")),
+        None => std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".debug")),
+    }
 }
 
 /// Mapped names that are not files (anonymous memory, vdso, heap, ...).
@@ -440,7 +447,8 @@ impl Symbolizer {
         if !pseudo {
             candidates.push(with_symfs(self.options.symfs.as_deref(), Path::new(path)));
         }
-        if let (Some(id), Some(dir)) = (expected, home_debug_dir()) {
+        if let (Some(id), Some(dir)) = (expected, build_id_cache_dir(self.options.symfs.as_deref()))
+        {
             if id.len() > 1 {
                 let h = hex(id);
                 candidates.push(
@@ -1001,7 +1009,7 @@ fn search_debug_file(
     let rel = orig.strip_prefix("/").unwrap_or(orig);
     candidates.push(usr_debug.join(format!("{}.debug", rel.display())));
     candidates.push(usr_debug.join(rel));
-    if let (Some(id), Some(dir)) = (bin.info.build_id.as_deref(), home_debug_dir()) {
+    if let (Some(id), Some(dir)) = (bin.info.build_id.as_deref(), build_id_cache_dir(symfs)) {
         if id.len() > 1 {
             let h = hex(id);
             candidates.push(
