@@ -216,6 +216,32 @@ fn fresh_recordings_of_other_programs_match_perf() {
     assert_no_failures(&failures);
 }
 
+/// `--sort sym` without `dso` on call-graph files: perf compares two
+/// unresolved entries by address and others by DSO and symbol, a
+/// non-transitive order, so its entry tree splits some entries (each
+/// keeping the call graph of its own samples) and merges others.
+#[test]
+fn sym_without_dso_splits_like_perf_with_call_graphs() {
+    if !require_perf() {
+        return;
+    }
+    let file = own_fixture("git-log-g.data");
+    let runs: &[&[&str]] = &[
+        &["--sort", "sym"],
+        &["--sort", "sym", "-n", "-g", "caller"],
+        &["--no-children", "--sort", "sym"],
+        &["--sort", "pid,sym"],
+        &["--sort", "sym", "-g", "none"],
+    ];
+    let mut failures = Vec::new();
+    for args in runs {
+        if let Err(e) = compare_report(&file, Input::File, args) {
+            failures.push(e);
+        }
+    }
+    assert_no_failures(&failures);
+}
+
 /// `--symfs DIR`: binaries under DIR only, perf's build-id cache at
 /// DIR/.debug, and (perf 6.1's dso__load_kernel_sym) no local kallsyms,
 /// only what `--kallsyms` names.

@@ -2915,6 +2915,15 @@ impl<'a> KeyCmp<'a> {
                 } else {
                     null_last(self.dso_name(a), self.dso_name(b), scmp).then_with(|| {
                         null_last(self.sym_of(a), self.sym_of(b), |x, y| {
+                            // perf's _sort__sym_cmp: an inline frame's
+                            // symbol is its function's name over its range.
+                            if x.inlined || y.inlined {
+                                let names =
+                                    scmp(self.d.strings.get(x.name), self.d.strings.get(y.name));
+                                if names.is_ne() || (x.start <= y.end && x.end >= y.start) {
+                                    return names;
+                                }
+                            }
                             x.start.cmp(&y.start).then(x.end.cmp(&y.end))
                         })
                     })
@@ -3161,15 +3170,31 @@ fn split_graphs_like_perf(
     let mut pieces: Vec<u32> = Vec::new(); // merged entry of each piece
     let mut landed: Vec<u32> = Vec::new();
     let mut last: Vec<(u32, u32)> = vec![(u32::MAX, u32::MAX); merged.len()];
+    // perf's he_cache: the entries this sample was added to so far.
+    let mut this_sample: Vec<u32> = Vec::new();
+    let mut skipped = vec![false; merged.len()];
     for (eff, _) in hits.clone() {
         let Some(template) = merged.get(eff.entry as usize) else {
             landed.push(u32::MAX);
             continue;
         };
+        if eff.own {
+            this_sample.clear();
+        } else if this_sample
+            .iter()
+            .any(|&p| cmp(&merged[pieces[p as usize] as usize], template) == Ordering::Equal)
+        {
+            // A chain entry equal to one the sample already has: perf
+            // skips it.
+            landed.push(u32::MAX);
+            skipped[eff.entry as usize] = true;
+            continue;
+        }
         let version = pieces.len() as u32;
         let (piece, seen) = last[eff.entry as usize];
         if seen == version {
             landed.push(piece);
+            this_sample.push(piece);
             continue;
         }
         let piece = {
@@ -3204,12 +3229,19 @@ fn split_graphs_like_perf(
         };
         last[eff.entry as usize] = (piece, pieces.len() as u32);
         landed.push(piece);
+        this_sample.push(piece);
     }
     // An entry perf did not split is the merged one; the pieces of one it
     // split get their hits again.
     let mut nr_pieces = vec![0u32; merged.len()];
     for &m in &pieces {
         nr_pieces[m as usize] += 1;
+    }
+    // Rebuilt from their hits too: entries that lost some to the he_cache.
+    for (n, skipped) in nr_pieces.iter_mut().zip(&skipped) {
+        if *skipped {
+            *n = n.saturating_add(1).max(2);
+        }
     }
     let mut merged: Vec<Option<Entry>> = merged.into_iter().map(Some).collect();
     let mut out: Vec<Entry> = pieces
@@ -3230,7 +3262,7 @@ fn split_graphs_like_perf(
         .collect();
     let mut parents: HashMap<u32, Vec<u32>> = HashMap::default();
     for ((eff, period), &piece) in hits.zip(&landed) {
-        if nr_pieces.get(eff.entry as usize) == Some(&1) {
+        if piece == u32::MAX || nr_pieces.get(eff.entry as usize) == Some(&1) {
             continue;
         }
         let (Some(Some(template)), Some(to)) =
