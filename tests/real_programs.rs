@@ -111,9 +111,12 @@ fn perf_report_stderr(file: &Path) -> Result<Vec<String>, String> {
 fn perf_reads_clean(perf_file: &Path, prec_file: &Path) -> Result<(), String> {
     let load = |l: &String| l.contains(" lost ") || l.contains("Check IO/CPU overload");
     let own = perf_report_stderr(perf_file)?;
-    let new: Vec<String> = perf_report_stderr(prec_file)?
+    let lines = perf_report_stderr(prec_file)?;
+    // perf heads that report with a bare "Warning:" line.
+    let lost = lines.iter().any(load);
+    let new: Vec<String> = lines
         .into_iter()
-        .filter(|l| !own.contains(l) && !load(l))
+        .filter(|l| !own.contains(l) && !load(l) && !(lost && l == "Warning:"))
         .collect();
     if new.is_empty() {
         Ok(())
