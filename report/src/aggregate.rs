@@ -3231,23 +3231,31 @@ fn split_graphs_like_perf(
         landed.push(piece);
         this_sample.push(piece);
     }
-    // An entry perf did not split is the merged one; the pieces of one it
-    // split get their hits again.
-    let mut nr_pieces = vec![0u32; merged.len()];
+    // An entry that is one of perf's, with the same hits, stays as it is;
+    // the others are made again from their hits: entries perf split, the
+    // ones it merged with others, and those that lost hits to the he_cache.
+    let mut whole = vec![0u32; merged.len()];
     for &m in &pieces {
-        nr_pieces[m as usize] += 1;
+        whole[m as usize] += 1;
     }
-    // Rebuilt from their hits too: entries that lost some to the he_cache.
-    for (n, skipped) in nr_pieces.iter_mut().zip(&skipped) {
-        if *skipped {
-            *n = n.saturating_add(1).max(2);
+    let mut whole: Vec<bool> = whole
+        .iter()
+        .zip(&skipped)
+        .map(|(&n, &skipped)| n == 1 && !skipped)
+        .collect();
+    for ((eff, _), &piece) in hits.clone().zip(&landed) {
+        if let Some(&creator) = pieces.get(piece as usize) {
+            if creator != eff.entry {
+                whole[creator as usize] = false;
+                whole[eff.entry as usize] = false;
+            }
         }
     }
     let mut merged: Vec<Option<Entry>> = merged.into_iter().map(Some).collect();
     let mut out: Vec<Entry> = pieces
         .iter()
         .map(|&m| {
-            let whole = nr_pieces[m as usize] == 1;
+            let whole = whole[m as usize];
             match merged.get_mut(m as usize) {
                 Some(slot) if whole => slot.take(),
                 Some(Some(template)) => {
@@ -3262,8 +3270,9 @@ fn split_graphs_like_perf(
         .collect();
     let mut parents: HashMap<u32, Vec<u32>> = HashMap::default();
     for ((eff, period), &piece) in hits.zip(&landed) {
-        if piece == u32::MAX || nr_pieces.get(eff.entry as usize) == Some(&1) {
-            continue;
+        match pieces.get(piece as usize) {
+            Some(&creator) if !whole[creator as usize] => {}
+            _ => continue,
         }
         let (Some(Some(template)), Some(to)) =
             (merged.get(eff.entry as usize), out.get_mut(piece as usize))
@@ -3292,7 +3301,7 @@ fn split_graphs_like_perf(
         }
     }
     for (e, &m) in out.iter_mut().zip(&pieces) {
-        if nr_pieces[m as usize] == 1 {
+        if whole[m as usize] {
             continue;
         }
         if let Some(c) = &mut e.cg {
