@@ -116,7 +116,7 @@ fn perf_reads_clean(perf_file: &Path, prec_file: &Path) -> Result<(), String> {
     let lost = lines.iter().any(load);
     let new: Vec<String> = lines
         .into_iter()
-        .filter(|l| !own.contains(l) && !load(l) && !(lost && l == "Warning:"))
+        .filter(|l| !own.contains(l) && !load(l) && (!lost || l != "Warning:"))
         .collect();
     if new.is_empty() {
         Ok(())
