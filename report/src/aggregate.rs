@@ -24,7 +24,7 @@ use prec_format::{Attr, FeatureId, PerfFile, RecordType};
 use crate::callchain::{Callchains, ChainFrame, ChainParams, Order};
 use crate::callgraph::{CallTree, CursorFrame, Frames};
 use crate::maps::{DsoId, DsoKind, Map};
-use crate::replay::{Effect, RawOutcome, SampleReplay, NO_NODE};
+use crate::replay::{Check, Effect, RawOutcome, SampleReplay, NO_NODE};
 use crate::symbolize::{BinaryId, FileLoader, Symbolizer, SymbolizerOptions};
 use crate::tasks::{CommId, Machine, ThreadId};
 
@@ -1536,6 +1536,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
     let mut replay_kernel_epoch = machine.kernel_epoch;
     let mut sample_reads = crate::sample_read::SampleReads::default();
     let mut effects: Vec<Effect> = Vec::new();
+    let mut checks: Vec<Check> = Vec::new();
     let mut replay_key: Vec<u64> = Vec::new();
     let mut replay_frames: Vec<u32> = Vec::new();
     let replay_cpu = want(SortKey::Cpu) || want(SortKey::Socket);
@@ -1664,7 +1665,28 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                             _ => &[],
                         };
                         let cpu_key = if replay_cpu { cpu } else { 0 };
-                        match replay.find_raw(ai, pid, tid, r.cpumode(), ip, cpu_key, chain) {
+                        // Effects through perf's trees of mixed children hold
+                        // while those trees are as they were.
+                        let trees_unchanged = |hi: usize, checks: &[Check]| {
+                            checks.iter().all(|c| {
+                                hists[hi]
+                                    .entries
+                                    .get(c.entry as usize)
+                                    .and_then(|e| e.cg.as_ref())
+                                    .and_then(|cg| cg.tree.mixed_version(c.node))
+                                    == Some(c.version)
+                            })
+                        };
+                        match replay.find_raw(
+                            ai,
+                            pid,
+                            tid,
+                            r.cpumode(),
+                            ip,
+                            cpu_key,
+                            chain,
+                            trees_unchanged,
+                        ) {
                             Ok(outcome) => {
                                 quality.samples += 1;
                                 quality.no_map += outcome.no_map as u64;
@@ -2072,6 +2094,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                         Err(pending) => pending,
                     };
                     effects.clear();
+                    checks.clear();
                     let (mut replayable, mut reorders) = (true, false);
                     let h = &mut hists[ai];
                     h.nr_samples += 1;
@@ -2103,6 +2126,11 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                         }
                         if cgp.enabled && s.callchain.is_some() {
                             let a = cg.tree.append(&fids, period, cgp.key, &cg_frames, &strings);
+                            checks.extend(cg.tree.walked_mixed().map(|(node, version)| Check {
+                                entry: idx as u32,
+                                node,
+                                version,
+                            }));
                             own.node = a.node.unwrap_or(NO_NODE);
                             replayable &= a.replayable;
                             reorders |= a.reorders;
@@ -2263,6 +2291,13 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                         &cg_frames,
                                         &strings,
                                     );
+                                    checks.extend(cg.tree.walked_mixed().map(|(node, version)| {
+                                        Check {
+                                            entry: cidx as u32,
+                                            node,
+                                            version,
+                                        }
+                                    }));
                                     node = a.node.unwrap_or(NO_NODE);
                                     replayable &= a.replayable;
                                     reorders |= a.reorders;
@@ -2298,6 +2333,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                         ai,
                         cg_on && cgp.enabled,
                         &effects,
+                        &checks,
                     );
                     if let (Some(pending), Some(i)) = (raw_pending, resolved) {
                         let outcome = RawOutcome {

@@ -381,6 +381,8 @@ struct TNode {
     /// The children mix kinds: perf's tree of them is in
     /// [`CallTree::mixed_siblings`].
     children_mixed: bool,
+    /// Changes whenever that tree does (see [`CallTree::walked_mixed`]).
+    mixed_version: u32,
 }
 
 /// Kinds of frames, which perf's `match_chain` compares by different keys.
@@ -433,6 +435,9 @@ pub struct CallTree {
     /// both with and without symbols, and the pairs that mix them.
     rank_kinds: HashMap<(u32, u32), u8>,
     mixed_ranks: HashSet<(u32, u32)>,
+    /// Nodes the last append walked perf's tree of, where the result
+    /// depends on the tree's shape and the addresses.
+    walked: Vec<u32>,
 }
 
 /// Children a node may have before [`CallTree::append`] indexes them.
@@ -444,9 +449,9 @@ pub struct Appended {
     /// The node that got the hit (None for an empty chain), for
     /// [`CallTree::add_hits`].
     pub node: Option<u32>,
-    /// Appending the same frames again reaches the same node: false when
-    /// the walk went through children of mixed kinds (where the result
-    /// depends on the addresses and on the tree's shape).
+    /// Appending the same frames again reaches the same node, at least
+    /// while the trees in [`CallTree::walked_mixed`] stay as they are:
+    /// false when this append made some node's children mix kinds.
     pub replayable: bool,
     /// This append mixed some node's children, so earlier walks through it
     /// may not be repeated.
@@ -467,6 +472,7 @@ impl Default for CallTree {
             mixed_siblings: HashMap::default(),
             rank_kinds: HashMap::default(),
             mixed_ranks: HashSet::default(),
+            walked: Vec::new(),
         }
     }
 }
@@ -482,6 +488,7 @@ impl TNode {
             children: Vec::new(),
             child_kinds: 0,
             children_mixed: false,
+            mixed_version: 0,
         }
     }
 }
@@ -501,6 +508,7 @@ impl CallTree {
             replayable: true,
             reorders: false,
         };
+        self.walked.clear();
         if chain.is_empty() {
             return out;
         }
@@ -532,7 +540,7 @@ impl CallTree {
             if self.mixed_ranks.contains(&(parent, f.dso_rank))
                 || self.nodes[parent as usize].child_kinds & FrameKind::INLINED != 0
             {
-                out.replayable = false;
+                self.walked.push(parent);
             }
             return self.walk_mixed(parent, f, cmp, out);
         }
@@ -593,6 +601,7 @@ impl CallTree {
         if let Some(tree) = self.mixed_siblings.get_mut(&parent) {
             tree.insert_at(link_to, go_left, 0);
         }
+        self.nodes[parent as usize].mixed_version += 1;
         self.push_child(parent, f)
     }
 
@@ -657,8 +666,22 @@ impl CallTree {
         newly
     }
 
-    /// Adds `count` samples of `period` to `node` (from [`Self::append`]):
-    /// what appending the same chain again would do.
+    /// The nodes whose perf tree the last [`Self::append`] walked where
+    /// the result depends on its shape and on the frames' addresses, with
+    /// the trees' versions after it: appending the same frames again
+    /// reaches the same node while [`Self::mixed_version`] still says so.
+    pub fn walked_mixed(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.walked
+            .iter()
+            .map(|&n| (n, self.nodes[n as usize].mixed_version))
+    }
+
+    /// The version of `node`'s perf tree of children (see
+    /// [`Self::walked_mixed`]).
+    pub fn mixed_version(&self, node: u32) -> Option<u32> {
+        self.nodes.get(node as usize).map(|n| n.mixed_version)
+    }
+
     /// Each node's parent (the root's is itself), for [`Self::chain_to`].
     pub(crate) fn parents(&self) -> Vec<u32> {
         let mut parents = vec![0; self.nodes.len()];
@@ -688,6 +711,8 @@ impl CallTree {
         chain
     }
 
+    /// Adds `count` samples of `period` to `node` (from [`Self::append`]):
+    /// what appending the same chain again would do.
     pub fn add_hits(&mut self, node: u32, count: u64, period: u64) {
         let n = &mut self.nodes[node as usize];
         n.hit += period;

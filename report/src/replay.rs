@@ -40,6 +40,16 @@ pub(crate) struct Effect {
     pub node: u32,
 }
 
+/// A call tree whose walk a remembered sample's effects depend on: the
+/// effects hold while the tree of `node`'s children in entry `entry`'s
+/// call tree is still at `version` (see `CallTree::walked_mixed`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Check {
+    pub entry: u32,
+    pub node: u32,
+    pub version: u32,
+}
+
 /// [`Effect::node`] when no call tree was appended to.
 pub(crate) const NO_NODE: u32 = u32::MAX;
 
@@ -89,6 +99,15 @@ impl<'a> Table<'a> {
         }
     }
 
+    /// Takes an index for an entry that lookups do not find (so it keeps
+    /// no key).
+    fn push_unindexed(&mut self) -> Option<u32> {
+        let i = u32::try_from(self.keys.len()).ok()?;
+        let at = self.heads.len();
+        self.keys.push((at, at, &[]));
+        Some(i)
+    }
+
     /// Stores the key `head` + `tail` (looked up as `hash`), returning its
     /// index.
     fn insert(&mut self, hash: u64, head: &[u8], tail: &'a [u8]) -> Option<u32> {
@@ -119,6 +138,9 @@ pub(crate) struct SampleReplay<'a> {
     /// the entries (see [`Self::repeat`]).
     repeats: Vec<(u64, u64)>,
     effects: Vec<Effect>,
+    /// Per resolved key: its range of `checks`.
+    resolved_checks: Vec<(u32, u32)>,
+    checks: Vec<Check>,
     /// Distinct resolved frames (see [`Self::frame_id`]).
     frames: HashMap<[u64; 5], u32>,
     /// Scratch for building keys.
@@ -131,6 +153,8 @@ pub(crate) struct Pending<'a> {
     hash: u64,
     key: Vec<u8>,
     tail: &'a [u8],
+    /// The raw key is stored, but its outcome's checks failed.
+    existing: Option<u32>,
 }
 
 impl<'a> SampleReplay<'a> {
@@ -158,7 +182,9 @@ impl<'a> SampleReplay<'a> {
     }
 
     /// Looks a raw sample up; `cpu` only when an output depends on it, and
-    /// `chain` only when callchains are used.
+    /// `chain` only when callchains are used. An outcome with checks (see
+    /// [`Self::remember_resolved`]) is found only if `valid(hists index,
+    /// checks)`.
     #[allow(clippy::too_many_arguments)]
     pub fn find_raw(
         &mut self,
@@ -169,6 +195,7 @@ impl<'a> SampleReplay<'a> {
         ip: u64,
         cpu: u32,
         chain: &'a [u8],
+        valid: impl Fn(usize, &[Check]) -> bool,
     ) -> Result<RawOutcome, Pending<'a>> {
         let epoch = self.process_epochs.get(&pid).copied().unwrap_or(0);
         let mut key = std::mem::take(&mut self.key);
@@ -184,13 +211,27 @@ impl<'a> SampleReplay<'a> {
         }
         match self.raw.find(&key, chain) {
             Ok(i) => {
+                let outcome = self.raw_outcomes[i as usize];
+                if let Some(r) = outcome.resolved {
+                    let (start, end) = self.resolved_checks[r as usize];
+                    let checks = &self.checks[start as usize..end as usize];
+                    if !checks.is_empty() && !valid(self.resolved_outcomes[r as usize].2, checks) {
+                        return Err(Pending {
+                            hash: 0,
+                            key,
+                            tail: chain,
+                            existing: Some(i),
+                        });
+                    }
+                }
                 self.key = key;
-                Ok(self.raw_outcomes[i as usize])
+                Ok(outcome)
             }
             Err(hash) => Err(Pending {
                 hash,
                 key,
                 tail: chain,
+                existing: None,
             }),
         }
     }
@@ -198,7 +239,9 @@ impl<'a> SampleReplay<'a> {
     /// Remembers what a raw sample looked up with [`Self::find_raw`]
     /// resolved to.
     pub fn remember_raw(&mut self, pending: Pending<'a>, outcome: RawOutcome) {
-        if self
+        if let Some(i) = pending.existing {
+            self.raw_outcomes[i as usize] = outcome;
+        } else if self
             .raw
             .insert(pending.hash, &pending.key, pending.tail)
             .is_some()
@@ -235,6 +278,7 @@ impl<'a> SampleReplay<'a> {
                 hash,
                 key,
                 tail: &[],
+                existing: None,
             }),
         }
     }
@@ -248,14 +292,27 @@ impl<'a> SampleReplay<'a> {
         hists: usize,
         callchain_period: bool,
         effects: &[Effect],
+        checks: &[Check],
     ) -> Option<u32> {
-        if self.effects.len() + effects.len() > u32::MAX as usize {
+        if self.effects.len() + effects.len() > u32::MAX as usize
+            || self.checks.len() + checks.len() > u32::MAX as usize
+        {
             self.key = pending.key;
             return None;
         }
-        let i = self.resolved.insert(pending.hash, &pending.key, &[]);
+        // Effects that hold only while `checks` do are found through the
+        // raw sample alone: the resolved key lacks the addresses those
+        // walks compare.
+        let i = if checks.is_empty() {
+            self.resolved.insert(pending.hash, &pending.key, &[])
+        } else {
+            self.resolved.push_unindexed()
+        };
         self.key = pending.key;
         let i = i?;
+        let start = self.checks.len() as u32;
+        self.checks.extend_from_slice(checks);
+        self.resolved_checks.push((start, self.checks.len() as u32));
         let start = self.effects.len() as u32;
         self.effects.extend_from_slice(effects);
         self.resolved_outcomes
@@ -307,7 +364,7 @@ mod tests {
         ip: u64,
         chain: &'a [u8],
     ) -> Result<RawOutcome, Pending<'a>> {
-        r.find_raw(0, pid, pid, 2, ip, 0, chain)
+        r.find_raw(0, pid, pid, 2, ip, 0, chain, |_, _| true)
     }
 
     #[test]
@@ -326,6 +383,7 @@ mod tests {
                 cpumode: 2,
                 node: NO_NODE,
             }],
+            &[],
         );
         r.remember_raw(
             pending,
