@@ -64,14 +64,15 @@ pub(crate) struct RawOutcome {
     pub resolved: Option<u32>,
 }
 
-/// Byte-string keys to dense indexes; a key whose hash is taken by another
-/// key is not stored (its sample is then resolved every time: slower, not
-/// wrong). A key is a head, copied, and a tail borrowed from the input (a
-/// raw sample's callchain: most of a key, and already in memory).
+/// Byte-string keys to values; a key whose hash is taken by another key is
+/// not stored (its sample is then resolved every time: slower, not wrong).
+/// A key is a head, copied, and a tail borrowed from the input (a raw
+/// sample's callchain: most of a key, and already in memory).
 #[derive(Default)]
 struct Table<'a> {
     index: HashMap<u64, u32>,
-    keys: Vec<(usize, usize, &'a [u8])>,
+    /// Per key: its head's range in `heads`, its tail, its value.
+    keys: Vec<(u32, u32, &'a [u8], u32)>,
     heads: Vec<u8>,
 }
 
@@ -83,14 +84,15 @@ impl<'a> Table<'a> {
         h.finish()
     }
 
-    /// The key's index, or its hash for [`Self::insert`].
+    /// The key's value, or its hash for [`Self::insert`].
     fn find(&self, head: &[u8], tail: &[u8]) -> Result<u32, u64> {
         let hash = Self::hash(head, tail);
         match self.index.get(&hash) {
             Some(&i) => {
-                let (start, end, stored_tail) = self.keys[i as usize];
-                if self.heads[start..end] == *head && stored_tail == tail {
-                    Ok(i)
+                let (start, end, stored_tail, value) = self.keys[i as usize];
+                if self.heads.get(start as usize..end as usize) == Some(head) && stored_tail == tail
+                {
+                    Ok(value)
                 } else {
                     Err(hash)
                 }
@@ -99,27 +101,23 @@ impl<'a> Table<'a> {
         }
     }
 
-    /// Takes an index for an entry that lookups do not find (so it keeps
-    /// no key).
-    fn push_unindexed(&mut self) -> Option<u32> {
-        let i = u32::try_from(self.keys.len()).ok()?;
-        let at = self.heads.len();
-        self.keys.push((at, at, &[]));
-        Some(i)
-    }
-
-    /// Stores the key `head` + `tail` (looked up as `hash`), returning its
-    /// index.
-    fn insert(&mut self, hash: u64, head: &[u8], tail: &'a [u8]) -> Option<u32> {
+    /// Stores the key `head` + `tail` (looked up as `hash`) with `value`;
+    /// false when it could not.
+    fn insert(&mut self, hash: u64, head: &[u8], tail: &'a [u8], value: u32) -> bool {
         if self.index.contains_key(&hash) {
-            return None;
+            return false;
         }
-        let i = u32::try_from(self.keys.len()).ok()?;
-        let start = self.heads.len();
+        let (Ok(i), Ok(start), Ok(end)) = (
+            u32::try_from(self.keys.len()),
+            u32::try_from(self.heads.len()),
+            u32::try_from(self.heads.len() + head.len()),
+        ) else {
+            return false;
+        };
         self.heads.extend_from_slice(head);
-        self.keys.push((start, self.heads.len(), tail));
+        self.keys.push((start, end, tail, value));
         self.index.insert(hash, i);
-        Some(i)
+        true
     }
 }
 
@@ -241,11 +239,12 @@ impl<'a> SampleReplay<'a> {
     pub fn remember_raw(&mut self, pending: Pending<'a>, outcome: RawOutcome) {
         if let Some(i) = pending.existing {
             self.raw_outcomes[i as usize] = outcome;
-        } else if self
-            .raw
-            .insert(pending.hash, &pending.key, pending.tail)
-            .is_some()
-        {
+        } else if self.raw.insert(
+            pending.hash,
+            &pending.key,
+            pending.tail,
+            self.raw_outcomes.len() as u32,
+        ) {
             self.raw_outcomes.push(outcome);
         }
         self.key = pending.key;
@@ -300,16 +299,15 @@ impl<'a> SampleReplay<'a> {
             self.key = pending.key;
             return None;
         }
+        let i = u32::try_from(self.resolved_outcomes.len()).ok();
         // Effects that hold only while `checks` do are found through the
         // raw sample alone: the resolved key lacks the addresses those
         // walks compare.
-        let i = if checks.is_empty() {
-            self.resolved.insert(pending.hash, &pending.key, &[])
-        } else {
-            self.resolved.push_unindexed()
-        };
+        let stored = i.filter(|&i| {
+            !checks.is_empty() || self.resolved.insert(pending.hash, &pending.key, &[], i)
+        });
         self.key = pending.key;
-        let i = i?;
+        let i = stored?;
         let start = self.checks.len() as u32;
         self.checks.extend_from_slice(checks);
         self.resolved_checks.push((start, self.checks.len() as u32));
@@ -421,10 +419,10 @@ mod tests {
     fn a_taken_hash_is_not_overwritten() {
         let mut t = Table::default();
         let a = t.find(b"a", b"1").expect_err("empty table");
-        assert_eq!(t.insert(a, b"a", b"1"), Some(0));
+        assert!(t.insert(a, b"a", b"1", 7));
         // Pretend "b" collides with "a": it is not stored, "a" still is.
-        assert_eq!(t.insert(a, b"b", b"1"), None);
-        assert_eq!(t.find(b"a", b"1"), Ok(0));
+        assert!(!t.insert(a, b"b", b"1", 8));
+        assert_eq!(t.find(b"a", b"1"), Ok(7));
         assert!(t.find(b"b", b"1").is_err());
         assert!(t.find(b"a", b"2").is_err(), "the tail is part of the key");
     }
