@@ -196,7 +196,7 @@ pub struct Callchains {
 }
 
 /// Slots of [`Callchains::frames`].
-const FRAME_SLOTS: usize = 1 << 12;
+const FRAME_SLOTS: usize = 1 << 11;
 
 /// ([`Callchains::set_epoch`]'s epoch, the machine's kernel epoch, pid,
 /// tid, cpumode, ip).

@@ -127,22 +127,47 @@ pub(crate) struct SampleReplay<'a> {
     global_epoch: u32,
     process_epochs: HashMap<i32, u32>,
     raw: Table<'a>,
-    raw_outcomes: Vec<RawOutcome>,
+    /// Per raw key, its [`RawOutcome`] packed (see [`pack`]).
+    raw_outcomes: Vec<u32>,
     resolved: Table<'static>,
-    /// Per resolved key: (added to the callchain period, effects range,
-    /// index of the event's hists).
-    resolved_outcomes: Vec<(bool, (u32, u32), usize)>,
+    resolved_outcomes: Vec<Resolved>,
     /// Per resolved key: (samples, period) of its copies not yet added to
     /// the entries (see [`Self::repeat`]).
     repeats: Vec<(u64, u64)>,
     effects: Vec<Effect>,
-    /// Per resolved key: its range of `checks`.
-    resolved_checks: Vec<(u32, u32)>,
     checks: Vec<Check>,
     /// Distinct resolved frames (see [`Self::frame_id`]).
     frames: HashMap<[u64; 5], u32>,
     /// Scratch for building keys.
     key: Vec<u8>,
+}
+
+/// What a resolved sample did.
+struct Resolved {
+    /// Its ranges of [`SampleReplay::effects`] and [`SampleReplay::checks`].
+    effects: (u32, u32),
+    checks: (u32, u32),
+    /// The index of the event's hists.
+    hists: u32,
+    /// It adds to the callchain period.
+    callchain_period: bool,
+}
+
+/// Resolved indexes stay below this, whose bit [`pack`] uses.
+const NO_MAP: u32 = 1 << 31;
+
+/// A [`RawOutcome`] in 32 bits: the resolved index (all ones below
+/// [`NO_MAP`] for none), and [`NO_MAP`].
+fn pack(o: RawOutcome) -> u32 {
+    o.resolved.unwrap_or(NO_MAP - 1) | if o.no_map { NO_MAP } else { 0 }
+}
+
+fn unpack(o: u32) -> RawOutcome {
+    let resolved = o & (NO_MAP - 1);
+    RawOutcome {
+        no_map: o & NO_MAP != 0,
+        resolved: (resolved != NO_MAP - 1).then_some(resolved),
+    }
 }
 
 /// A key looked up and not found: where to remember it.
@@ -209,11 +234,12 @@ impl<'a> SampleReplay<'a> {
         }
         match self.raw.find(&key, chain) {
             Ok(i) => {
-                let outcome = self.raw_outcomes[i as usize];
+                let outcome = unpack(self.raw_outcomes[i as usize]);
                 if let Some(r) = outcome.resolved {
-                    let (start, end) = self.resolved_checks[r as usize];
+                    let resolved = &self.resolved_outcomes[r as usize];
+                    let (start, end) = resolved.checks;
                     let checks = &self.checks[start as usize..end as usize];
-                    if !checks.is_empty() && !valid(self.resolved_outcomes[r as usize].2, checks) {
+                    if !checks.is_empty() && !valid(resolved.hists as usize, checks) {
                         return Err(Pending {
                             hash: 0,
                             key,
@@ -238,14 +264,14 @@ impl<'a> SampleReplay<'a> {
     /// resolved to.
     pub fn remember_raw(&mut self, pending: Pending<'a>, outcome: RawOutcome) {
         if let Some(i) = pending.existing {
-            self.raw_outcomes[i as usize] = outcome;
+            self.raw_outcomes[i as usize] = pack(outcome);
         } else if self.raw.insert(
             pending.hash,
             &pending.key,
             pending.tail,
             self.raw_outcomes.len() as u32,
         ) {
-            self.raw_outcomes.push(outcome);
+            self.raw_outcomes.push(pack(outcome));
         }
         self.key = pending.key;
     }
@@ -299,7 +325,9 @@ impl<'a> SampleReplay<'a> {
             self.key = pending.key;
             return None;
         }
-        let i = u32::try_from(self.resolved_outcomes.len()).ok();
+        let i = u32::try_from(self.resolved_outcomes.len())
+            .ok()
+            .filter(|&i| i < NO_MAP - 1);
         // Effects that hold only while `checks` do are found through the
         // raw sample alone: the resolved key lacks the addresses those
         // walks compare.
@@ -308,13 +336,16 @@ impl<'a> SampleReplay<'a> {
         });
         self.key = pending.key;
         let i = stored?;
-        let start = self.checks.len() as u32;
+        let checks_start = self.checks.len() as u32;
         self.checks.extend_from_slice(checks);
-        self.resolved_checks.push((start, self.checks.len() as u32));
-        let start = self.effects.len() as u32;
+        let effects_start = self.effects.len() as u32;
         self.effects.extend_from_slice(effects);
-        self.resolved_outcomes
-            .push((callchain_period, (start, self.effects.len() as u32), hists));
+        self.resolved_outcomes.push(Resolved {
+            effects: (effects_start, self.effects.len() as u32),
+            checks: (checks_start, self.checks.len() as u32),
+            hists: hists as u32,
+            callchain_period,
+        });
         self.repeats.push((0, 0));
         Some(i)
     }
@@ -328,13 +359,17 @@ impl<'a> SampleReplay<'a> {
         let r = &mut self.repeats[i as usize];
         r.0 += 1;
         r.1 += period;
-        self.resolved_outcomes[i as usize].0
+        self.resolved_outcomes[i as usize].callchain_period
     }
 
     /// The hists index and effects of resolved sample `i`.
     pub fn effects_of(&self, i: u32) -> Option<(usize, &[Effect])> {
-        let &(_, (start, end), hists) = self.resolved_outcomes.get(i as usize)?;
-        Some((hists, self.effects.get(start as usize..end as usize)?))
+        let r = self.resolved_outcomes.get(i as usize)?;
+        let (start, end) = r.effects;
+        Some((
+            r.hists as usize,
+            self.effects.get(start as usize..end as usize)?,
+        ))
     }
 
     /// The copies counted by [`Self::repeat`] since the last call, as
@@ -345,9 +380,11 @@ impl<'a> SampleReplay<'a> {
             .iter_mut()
             .zip(&self.resolved_outcomes)
             .filter(|(r, _)| r.0 != 0)
-            .map(move |(r, &(_, (start, end), hists))| {
+            .map(move |(r, resolved)| {
                 let (count, period) = std::mem::take(r);
-                (hists, count, period, &effects[start as usize..end as usize])
+                let (start, end) = resolved.effects;
+                let effects = &effects[start as usize..end as usize];
+                (resolved.hists as usize, count, period, effects)
             })
     }
 }
