@@ -56,18 +56,21 @@ fn frame_of(f: &Frame) -> Option<String> {
 
 /// The folded stack line (without the count) of one sample: its call
 /// chain, or its own ip when it has none (the collapsers read the ip part of
-/// a one-line sample as a one-frame stack).
-pub fn stack_of(rs: &ResolvedSample<'_>) -> String {
+/// a one-line sample as a one-frame stack). `None` for a call chain without
+/// frames, which the collapsers skip.
+pub fn stack_of(rs: &ResolvedSample<'_>) -> Option<String> {
     let mut s = rs.comm.replace(' ', "_");
     let one = std::slice::from_ref(&rs.frame);
     let frames = rs.chain.as_deref().unwrap_or(one);
+    let mut named = false;
     for f in frames.iter().rev() {
         if let Some(name) = frame_of(f) {
             s.push(';');
             s.push_str(&name);
+            named = true;
         }
     }
-    s
+    (named || rs.chain.is_none()).then_some(s)
 }
 
 /// Folded stacks of `file` with their counts, sorted, and the warnings.
@@ -82,7 +85,6 @@ pub fn folded(
     let mut sticky_skip = false;
     session.walk(
         |rs, sess| {
-            let stack = stack_of(rs);
             // The collapsers count the period shown on the event line.
             let attr = &file.attrs()[rs.attr_index].attr;
             let n = if sess.fields_of(attr).has(OutField::Period) {
@@ -106,7 +108,9 @@ pub fn folded(
                 }
                 _ => {}
             }
-            *counts.entry(stack).or_insert(0) += n;
+            if let Some(stack) = stack_of(rs) {
+                *counts.entry(stack).or_insert(0) += n;
+            }
             Ok(())
         },
         |_| Ok(()),
