@@ -1702,7 +1702,18 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                 }
                                 continue;
                             }
-                            Err(pending) => raw_pending = Some(pending),
+                            Err(pending) => {
+                                // Its copies so far counted where its walks
+                                // went then.
+                                if let Some(stale) = pending.stale() {
+                                    if let Some((hi, count, period, effects)) =
+                                        replay.take_repeats_of(stale)
+                                    {
+                                        apply_effects(&mut hists[hi], effects, count, period);
+                                    }
+                                }
+                                raw_pending = Some(pending)
+                            }
                         }
                     }
                     let mut loc =
@@ -2334,6 +2345,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                         cg_on && cgp.enabled,
                         &effects,
                         &checks,
+                        raw_pending.as_ref().and_then(|p| p.stale()),
                     );
                     if let (Some(pending), Some(i)) = (raw_pending, resolved) {
                         let outcome = RawOutcome {

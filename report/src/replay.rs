@@ -178,6 +178,16 @@ pub(crate) struct Pending<'a> {
     tail: &'a [u8],
     /// The raw key is stored, but its outcome's checks failed.
     existing: Option<u32>,
+    /// That outcome's resolved sample, whose place a new resolution can
+    /// take (see [`SampleReplay::take_repeats_of`]).
+    stale: Option<u32>,
+}
+
+impl Pending<'_> {
+    /// The resolved sample whose checks failed, if any.
+    pub fn stale(&self) -> Option<u32> {
+        self.stale
+    }
 }
 
 impl<'a> SampleReplay<'a> {
@@ -245,6 +255,7 @@ impl<'a> SampleReplay<'a> {
                             key,
                             tail: chain,
                             existing: Some(i),
+                            stale: Some(r),
                         });
                     }
                 }
@@ -256,6 +267,7 @@ impl<'a> SampleReplay<'a> {
                 key,
                 tail: chain,
                 existing: None,
+                stale: None,
             }),
         }
     }
@@ -304,6 +316,7 @@ impl<'a> SampleReplay<'a> {
                 key,
                 tail: &[],
                 existing: None,
+                stale: None,
             }),
         }
     }
@@ -318,7 +331,26 @@ impl<'a> SampleReplay<'a> {
         callchain_period: bool,
         effects: &[Effect],
         checks: &[Check],
+        stale: Option<u32>,
     ) -> Option<u32> {
+        // A stale sample (its copies taken) whose new effects and checks
+        // have the same sizes takes them in place.
+        if let Some(old) = stale.filter(|_| !checks.is_empty()) {
+            if let Some(r) = self.resolved_outcomes.get_mut(old as usize) {
+                let (es, ee) = r.effects;
+                let (cs, ce) = r.checks;
+                if (ee - es) as usize == effects.len()
+                    && (ce - cs) as usize == checks.len()
+                    && r.hists as usize == hists
+                {
+                    r.callchain_period = callchain_period;
+                    self.effects[es as usize..ee as usize].copy_from_slice(effects);
+                    self.checks[cs as usize..ce as usize].copy_from_slice(checks);
+                    self.key = pending.key;
+                    return Some(old);
+                }
+            }
+        }
         if self.effects.len() + effects.len() > u32::MAX as usize
             || self.checks.len() + checks.len() > u32::MAX as usize
         {
@@ -348,6 +380,17 @@ impl<'a> SampleReplay<'a> {
         });
         self.repeats.push((0, 0));
         Some(i)
+    }
+
+    /// The copies of resolved sample `i` counted so far, as
+    /// [`Self::take_repeats`] gives them, for a caller about to resolve
+    /// that sample again and store the result in its place.
+    pub fn take_repeats_of(&mut self, i: u32) -> Option<(usize, u64, u64, &[Effect])> {
+        let r = self.resolved_outcomes.get(i as usize)?;
+        let (count, period) = std::mem::take(self.repeats.get_mut(i as usize)?);
+        let (start, end) = r.effects;
+        let effects = self.effects.get(start as usize..end as usize)?;
+        Some((r.hists as usize, count, period, effects))
     }
 
     /// Counts one more copy of resolved sample `i` with `period`; returns
@@ -419,6 +462,7 @@ mod tests {
                 node: NO_NODE,
             }],
             &[],
+            None,
         );
         r.remember_raw(
             pending,
