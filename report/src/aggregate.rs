@@ -3034,7 +3034,8 @@ fn sort_entries(data: &mut ReportData, hi: usize) -> Vec<usize> {
     } else {
         entries
     };
-    let tree_keys = tree_keys || tree_graphs;
+    // Either way entries_in is perf's split tree from here on.
+    let split = tree_keys || tree_graphs;
     // Without a key that needs collapsing (comm), perf outputs from
     // entries_in itself.
     let in_tree_order = |entries: Vec<Entry>| {
@@ -3047,7 +3048,7 @@ fn sort_entries(data: &mut ReportData, hi: usize) -> Vec<usize> {
     if d.options.hierarchy {
         // perf's hierarchy collapses entries_in level by level
         // (build_hierarchy).
-    } else if !tree_keys {
+    } else if !split {
         entries = in_tree_order(entries);
     } else if d.options.need_collapse {
         entries = collapse_like_perf(entries, &collapse);
@@ -3185,7 +3186,7 @@ fn split_like_perf(
         let Some(template) = merged.get(idx as usize) else {
             continue;
         };
-        let i = match find_equal(&tree, &out, template, cmp) {
+        let i = match find_equal(&tree, |n| out.get(n), template, cmp) {
             Some(i) => i,
             None => {
                 tree.insert_by(0, |e, _| cmp(template, &out[e]) == Ordering::Less);
@@ -3245,34 +3246,15 @@ fn split_graphs_like_perf(
             this_sample.push(piece);
             continue;
         }
-        let piece = {
-            let mut node = tree.root;
-            let mut found = None;
-            while let Some(n) = tree.nodes.get(node as usize) {
-                let Some(e) = pieces
-                    .get(node as usize)
-                    .and_then(|&m| merged.get(m as usize))
-                else {
-                    break;
-                };
-                match cmp(template, e) {
-                    Ordering::Equal => {
-                        found = Some(node);
-                        break;
-                    }
-                    Ordering::Less => node = n.left,
-                    Ordering::Greater => node = n.right,
-                }
-            }
-            match found {
-                Some(p) => p,
-                None => {
-                    tree.insert_by(0, |p, _| {
-                        cmp(template, &merged[pieces[p] as usize]) == Ordering::Less
-                    });
-                    pieces.push(eff.entry);
-                    pieces.len() as u32 - 1
-                }
+        let entry_of = |n: usize| pieces.get(n).and_then(|&m| merged.get(m as usize));
+        let piece = match find_equal(&tree, entry_of, template, cmp) {
+            Some(p) => p as u32,
+            None => {
+                tree.insert_by(0, |p, _| {
+                    cmp(template, &merged[pieces[p] as usize]) == Ordering::Less
+                });
+                pieces.push(eff.entry);
+                pieces.len() as u32 - 1
             }
         };
         last[eff.entry as usize] = (piece, pieces.len() as u32);
@@ -3359,16 +3341,16 @@ fn split_graphs_like_perf(
     out
 }
 
-/// perf's rbtree walk for `new`: the entry it meets that compares equal,
-/// if any (node ids are indexes in `entries`).
-fn find_equal(
+/// perf's rbtree walk for `new`: the node whose entry (`entry_of(node)`)
+/// it meets that compares equal, if any.
+fn find_equal<'e>(
     tree: &crate::rbtree::RbTree,
-    entries: &[Entry],
+    entry_of: impl Fn(usize) -> Option<&'e Entry>,
     new: &Entry,
     cmp: &dyn Fn(&Entry, &Entry) -> Ordering,
 ) -> Option<usize> {
     let mut node = tree.root;
-    while let (Some(n), Some(e)) = (tree.nodes.get(node as usize), entries.get(node as usize)) {
+    while let (Some(n), Some(e)) = (tree.nodes.get(node as usize), entry_of(node as usize)) {
         match cmp(new, e) {
             Ordering::Equal => return Some(node as usize),
             Ordering::Less => node = n.left,
@@ -3384,7 +3366,7 @@ fn collapse_like_perf(entries: Vec<Entry>, cmp: &dyn Fn(&Entry, &Entry) -> Order
     let mut tree = crate::rbtree::RbTree::default();
     let mut out: Vec<Entry> = Vec::new();
     for e in entries {
-        match find_equal(&tree, &out, &e, cmp) {
+        match find_equal(&tree, |n| out.get(n), &e, cmp) {
             Some(i) => {
                 out[i].period += e.period;
                 out[i].nr_samples += e.nr_samples;
