@@ -22,7 +22,7 @@ use prec_format::record::Record;
 use prec_format::{Attr, FeatureId, PerfFile, RecordType};
 
 use crate::callchain::{Callchains, ChainFrame, ChainParams, Order};
-use crate::callgraph::{CallTree, CursorFrame, Frames};
+use crate::callgraph::{CallTree, CursorFrame, Frames, WalkMemo};
 use crate::maps::{DsoId, DsoKind, Map};
 use crate::replay::{Check, Effect, RawOutcome, SampleReplay, NO_NODE};
 use crate::symbolize::{BinaryId, FileLoader, Symbolizer, SymbolizerOptions};
@@ -1504,7 +1504,11 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
     let mut unwinder = crate::unwind::DwarfUnwinder::new();
     let mut chain: Vec<ChainFrame> = Vec::new();
     let mut fids: Vec<CursorFrame> = Vec::new();
-    let mut he_cache: Vec<Key> = Vec::new();
+    // perf's he_cache, by entry: a u32 compares faster than a key.
+    let mut he_cache: Vec<u32> = Vec::new();
+    let mut pins: Vec<u32> = Vec::new();
+    let mut replay_ips: Vec<u64> = Vec::new();
+    let mut walk_memo = WalkMemo::default();
     let mut cg_frames = Frames::default();
     let mut callchain_period = vec![0u64; attrs.len()];
     let tree_keys = perf_tree_keys(&options.sort) && !cg_on && !options.branch_mode;
@@ -2063,7 +2067,9 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                         parent.map_or(0, |p| p.0 as u64 + 1),
                     ]);
                     replay_frames.clear();
+                    replay_ips.clear();
                     if cg_on {
+                        replay_ips.extend(chain.iter().map(|f| f.ip));
                         let by_ip = want(SortKey::SymOff) || need_src;
                         for (f, fid) in chain.iter().zip(&fids) {
                             replay_frames.push(replay.frame_id([
@@ -2080,7 +2086,23 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                             ]));
                         }
                     }
-                    let resolved_pending = match replay.find_resolved(&replay_key, &replay_frames) {
+                    let trees_unchanged = |hi: usize, checks: &[Check]| {
+                        checks.iter().all(|c| {
+                            hists[hi]
+                                .entries
+                                .get(c.entry as usize)
+                                .and_then(|e| e.cg.as_ref())
+                                .and_then(|cg| cg.tree.mixed_version(c.node))
+                                == Some(c.version)
+                        })
+                    };
+                    let found = replay.find_resolved(
+                        &replay_key,
+                        &replay_frames,
+                        &replay_ips,
+                        trees_unchanged,
+                    );
+                    let resolved_pending = match found {
                         Ok(i) => {
                             if replay.repeat(i, period) {
                                 callchain_period[ai] += period;
@@ -2102,10 +2124,23 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                             }
                             continue;
                         }
-                        Err(pending) => pending,
+                        Err(pending) => {
+                            // As for a stale raw sample (unless that was it).
+                            if let Some(stale) = pending.stale().filter(|&r| {
+                                raw_pending.as_ref().and_then(|p| p.stale()) != Some(r)
+                            }) {
+                                if let Some((hi, count, period, effects)) =
+                                    replay.take_repeats_of(stale)
+                                {
+                                    apply_effects(&mut hists[hi], effects, count, period);
+                                }
+                            }
+                            pending
+                        }
                     };
                     effects.clear();
                     checks.clear();
+                    pins.clear();
                     let (mut replayable, mut reorders) = (true, false);
                     let h = &mut hists[ai];
                     h.nr_samples += 1;
@@ -2142,13 +2177,20 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                 node,
                                 version,
                             }));
+                            pins.extend_from_slice(cg.tree.walked_steps());
                             own.node = a.node.unwrap_or(NO_NODE);
                             replayable &= a.replayable;
                             reorders |= a.reorders;
+                            if a.reorders {
+                                walk_memo.invalidate();
+                            }
                         }
                         if cgp.children {
                             he_cache.clear();
-                            he_cache.push(key);
+                            he_cache.push(idx as u32);
+                            if cgp.enabled {
+                                walk_memo.start((ai as u64) << 32 | loc.thread.0 as u64, &fids);
+                            }
                             // fill_callchain_info keeps the level of the last
                             // frame with a map for frames without one.
                             let mut level = loc.level;
@@ -2266,12 +2308,12 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                 // frame's period again.
                                 let no_dedup = (socket != 0 && want(SortKey::Socket))
                                     || (time_bucket != 0 && want(SortKey::Time));
-                                if !no_dedup && he_cache.contains(&ck) {
-                                    continue;
-                                }
-                                he_cache.push(ck);
                                 let n = h.entries.len();
                                 let cidx = *h.index.entry(ck).or_insert(n);
+                                if !no_dedup && he_cache.contains(&(cidx as u32)) {
+                                    continue;
+                                }
+                                he_cache.push(cidx as u32);
                                 if cidx == n {
                                     h.entries.push(Entry {
                                         level,
@@ -2295,12 +2337,16 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                 cg.acc_count += 1;
                                 let mut node = NO_NODE;
                                 if cgp.enabled {
-                                    let a = cg.tree.append(
-                                        &fids[i..],
+                                    let (start, known) = walk_memo.resume(i, cidx as u32);
+                                    let (a, clean) = cg.tree.append_resumed(
+                                        start,
+                                        fids.len() - i,
+                                        &fids[i + known..],
                                         period,
                                         cgp.key,
                                         &cg_frames,
                                         &strings,
+                                        walk_memo.path(),
                                     );
                                     checks.extend(cg.tree.walked_mixed().map(|(node, version)| {
                                         Check {
@@ -2309,6 +2355,17 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                             version,
                                         }
                                     }));
+                                    pins.extend(
+                                        cg.tree
+                                            .walked_steps()
+                                            .iter()
+                                            .map(|&step| (i + known) as u32 + step),
+                                    );
+                                    if a.reorders {
+                                        walk_memo.invalidate();
+                                    } else {
+                                        walk_memo.walked(i, cidx as u32, known + clean);
+                                    }
                                     node = a.node.unwrap_or(NO_NODE);
                                     replayable &= a.replayable;
                                     reorders |= a.reorders;
@@ -2320,6 +2377,9 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                     cpumode: 0,
                                     node,
                                 });
+                            }
+                            if cgp.enabled {
+                                walk_memo.finish();
                             }
                         }
                     }
@@ -2339,13 +2399,20 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                         // Applied above; copies must walk the trees again.
                         continue;
                     }
+                    pins.sort_unstable();
+                    pins.dedup();
+                    let stale = resolved_pending
+                        .stale()
+                        .or(raw_pending.as_ref().and_then(|p| p.stale()));
                     let resolved = replay.remember_resolved(
                         resolved_pending,
                         ai,
                         cg_on && cgp.enabled,
                         &effects,
                         &checks,
-                        raw_pending.as_ref().and_then(|p| p.stale()),
+                        &pins,
+                        &replay_ips,
+                        stale,
                     );
                     if let (Some(pending), Some(i)) = (raw_pending, resolved) {
                         let outcome = RawOutcome {

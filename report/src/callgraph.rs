@@ -438,6 +438,9 @@ pub struct CallTree {
     /// Nodes the last append walked perf's tree of, where the result
     /// depends on the tree's shape and the addresses.
     walked: Vec<u32>,
+    /// The frames (indexes into those walked) the last append compared
+    /// in those trees: their addresses decide.
+    walked_steps: Vec<u32>,
 }
 
 /// Children a node may have before [`CallTree::append`] indexes them.
@@ -473,6 +476,7 @@ impl Default for CallTree {
             rank_kinds: HashMap::default(),
             mixed_ranks: HashSet::default(),
             walked: Vec::new(),
+            walked_steps: Vec::new(),
         }
     }
 }
@@ -503,28 +507,78 @@ impl CallTree {
         frames: &Frames,
         strings: &Strings,
     ) -> Appended {
+        let cmp = Cmp {
+            key,
+            frames,
+            strings,
+        };
+        self.append_from(0, chain, period, &cmp, None).0
+    }
+
+    /// [`Self::append`] of a chain whose first frames are known to reach
+    /// node `start` (see [`WalkMemo`]): walks on from there with `rest`,
+    /// the frames after those, and pushes the nodes it reaches to `path`.
+    /// Also returns how many of those steps compared frame ids only (the
+    /// rest went through a perf tree whose result hangs on its shape).
+    #[allow(clippy::too_many_arguments)]
+    pub fn append_resumed(
+        &mut self,
+        start: u32,
+        chain_len: usize,
+        rest: &[CursorFrame],
+        period: u64,
+        key: Key,
+        frames: &Frames,
+        strings: &Strings,
+        path: &mut Vec<u32>,
+    ) -> (Appended, usize) {
+        let cmp = Cmp {
+            key,
+            frames,
+            strings,
+        };
+        let (out, clean) = self.append_from(start, rest, period, &cmp, Some(path));
+        self.max_depth = self.max_depth.max(chain_len);
+        (out, clean)
+    }
+
+    fn append_from(
+        &mut self,
+        start: u32,
+        rest: &[CursorFrame],
+        period: u64,
+        cmp: &Cmp,
+        mut path: Option<&mut Vec<u32>>,
+    ) -> (Appended, usize) {
         let mut out = Appended {
             node: None,
             replayable: true,
             reorders: false,
         };
         self.walked.clear();
-        if chain.is_empty() {
-            return out;
+        self.walked_steps.clear();
+        if rest.is_empty() && start == 0 {
+            return (out, 0);
         }
-        let cmp = Cmp {
-            key,
-            frames,
-            strings,
-        };
-        let mut cur = 0u32;
-        for f in chain {
-            cur = self.find_or_add_child(cur, f, &cmp, &mut out);
+        let mut cur = start;
+        let mut clean = 0;
+        for (step, f) in rest.iter().enumerate() {
+            let walked = self.walked.len();
+            cur = self.find_or_add_child(cur, f, cmp, &mut out);
+            if self.walked.len() != walked {
+                self.walked_steps.push(step as u32);
+            }
+            if self.walked.is_empty() {
+                clean += 1;
+            }
+            if let Some(path) = path.as_deref_mut() {
+                path.push(cur);
+            }
         }
         self.add_hits(cur, 1, period);
-        self.max_depth = self.max_depth.max(chain.len());
+        self.max_depth = self.max_depth.max(rest.len());
         out.node = Some(cur);
-        out
+        (out, clean)
     }
 
     /// The child of `parent` that perf's `append_chain_children` (or, for
@@ -674,6 +728,13 @@ impl CallTree {
         self.walked
             .iter()
             .map(|&n| (n, self.nodes[n as usize].mixed_version))
+    }
+
+    /// The frames of the last [`Self::append`] (indexes into the frames
+    /// it walked) whose addresses the walks of [`Self::walked_mixed`]
+    /// compared: the same frames at other addresses may go elsewhere.
+    pub fn walked_steps(&self) -> &[u32] {
+        &self.walked_steps
     }
 
     /// The version of `node`'s perf tree of children (see
@@ -1143,9 +1204,225 @@ impl Printer<'_> {
     }
 }
 
+/// Where each thread's last chain went in the call trees of perf's
+/// children entries, to resume the walks of the next chain of the thread
+/// where the two part.
+///
+/// In children mode the entry of each frame gets the chain from that frame
+/// on, so a sample costs a walk per frame per frame. Consecutive samples of
+/// a thread mostly share their outer callers: in each such entry's tree
+/// the shared frames lead to the same nodes as last time, as long as no
+/// tree's children got mixed in between (then [`Self::invalidate`]) and
+/// those steps compared frame ids only (no perf tree whose result hangs on
+/// its shape and the addresses).
+#[derive(Debug)]
+pub struct WalkMemo {
+    slots: Vec<MemoSlot>,
+    generation: u64,
+    /// The chain being appended: its slot, the generation at its start,
+    /// how many first frames it shares with the slot's last chain.
+    slot: usize,
+    started: u64,
+    shared: usize,
+    next: MemoSlot,
+    path: Vec<u32>,
+}
+
+#[derive(Debug, Default, Clone)]
+struct MemoSlot {
+    owner: u64,
+    generation: u64,
+    frames: Vec<FrameId>,
+    /// Per frame: the entry whose tree got the chain from that frame on,
+    /// where its nodes are in `paths`, how many are reusable.
+    walks: Vec<MemoWalk>,
+    paths: Vec<u32>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct MemoWalk {
+    entry: u32,
+    path_start: u32,
+    reusable: u32,
+}
+
+const NO_WALK: MemoWalk = MemoWalk {
+    entry: u32::MAX,
+    path_start: 0,
+    reusable: 0,
+};
+
+/// Threads remembered at once (by owner, direct-mapped).
+const MEMO_SLOTS: usize = 64;
+
+impl Default for WalkMemo {
+    fn default() -> Self {
+        WalkMemo {
+            slots: vec![MemoSlot::default(); MEMO_SLOTS],
+            generation: 1,
+            slot: 0,
+            started: 0,
+            shared: 0,
+            next: MemoSlot::default(),
+            path: Vec::new(),
+        }
+    }
+}
+
+impl WalkMemo {
+    /// Starts the appends of `chain` for `owner` (a thread of one event).
+    pub fn start(&mut self, owner: u64, chain: &[CursorFrame]) {
+        self.slot = (owner as usize).wrapping_mul(0x9e37_79b9) % MEMO_SLOTS;
+        self.started = self.generation;
+        let slot = &self.slots[self.slot];
+        self.shared = if slot.owner == owner && slot.generation == self.generation {
+            chain
+                .iter()
+                .zip(&slot.frames)
+                .take_while(|(f, id)| f.id == **id)
+                .count()
+        } else {
+            0
+        };
+        self.next.owner = owner;
+        self.next.frames.clear();
+        self.next.frames.extend(chain.iter().map(|f| f.id));
+        self.next.walks.clear();
+        self.next.walks.resize(chain.len(), NO_WALK);
+        self.next.paths.clear();
+    }
+
+    /// Where the walk of the chain from frame `at` on in `entry`'s tree
+    /// can resume: the node and how many frames lead there (0 and the
+    /// root when it cannot). Call [`Self::walked`] after the walk.
+    pub fn resume(&mut self, at: usize, entry: u32) -> (u32, usize) {
+        self.path.clear();
+        if self.started != self.generation || at >= self.shared {
+            return (0, 0);
+        }
+        let slot = &self.slots[self.slot];
+        let Some(walk) = slot.walks.get(at).filter(|w| w.entry == entry) else {
+            return (0, 0);
+        };
+        let known = (walk.reusable as usize).min(self.shared - at);
+        let start = walk.path_start as usize;
+        let Some(nodes) = slot.paths.get(start..start + known) else {
+            return (0, 0);
+        };
+        self.path.extend_from_slice(nodes);
+        (nodes.last().copied().unwrap_or(0), known)
+    }
+
+    /// The path to push the walk's nodes to.
+    pub fn path(&mut self) -> &mut Vec<u32> {
+        &mut self.path
+    }
+
+    /// Notes the walk of the chain from frame `at` on in `entry`'s tree:
+    /// the nodes in [`Self::path`], of which the first `reusable` were
+    /// reached by comparing frame ids only.
+    pub fn walked(&mut self, at: usize, entry: u32, reusable: usize) {
+        let Some(w) = self.next.walks.get_mut(at) else {
+            return;
+        };
+        *w = MemoWalk {
+            entry,
+            path_start: self.next.paths.len() as u32,
+            reusable: reusable.min(self.path.len()) as u32,
+        };
+        self.next.paths.extend_from_slice(&self.path);
+    }
+
+    /// Ends the chain begun with [`Self::start`].
+    pub fn finish(&mut self) {
+        let slot = &mut self.slots[self.slot];
+        std::mem::swap(slot, &mut self.next);
+        slot.generation = if self.started == self.generation {
+            self.generation
+        } else {
+            0
+        };
+    }
+
+    /// Forgets every chain: some tree's children got mixed.
+    pub fn invalidate(&mut self) {
+        self.generation += 1;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn frame(n: u32) -> CursorFrame {
+        CursorFrame {
+            id: FrameId(n),
+            shown: FrameId(n),
+            ip: n as u64,
+            dso_rank: 1,
+        }
+    }
+
+    /// Appends `chain` like a children-mode sample: the chain from each
+    /// frame on into tree `from` (one tree per start frame), through the
+    /// memo; returns the nodes reached and how many steps were walked.
+    fn append_all(
+        trees: &mut [CallTree],
+        memo: &mut WalkMemo,
+        chain: &[CursorFrame],
+    ) -> (Vec<u32>, usize) {
+        let (frames, strings) = (Frames::default(), Strings::default());
+        memo.start(7, chain);
+        let mut reached = Vec::new();
+        let mut walked = 0;
+        for i in 0..chain.len() {
+            let (start, known) = memo.resume(i, i as u32);
+            let rest = &chain[i + known..];
+            walked += rest.len();
+            let (a, clean) = trees[i].append_resumed(
+                start,
+                chain.len() - i,
+                rest,
+                1,
+                Key::Address,
+                &frames,
+                &strings,
+                memo.path(),
+            );
+            memo.walked(i, i as u32, known + clean);
+            reached.push(a.node.expect("a node"));
+        }
+        memo.finish();
+        (reached, walked)
+    }
+
+    #[test]
+    fn walk_memo_resumes_where_the_last_chain_parted() {
+        let mut trees = vec![CallTree::default(); 4];
+        let mut plain = vec![CallTree::default(); 4];
+        let mut memo = WalkMemo::default();
+        let first = [frame(1), frame(2), frame(3), frame(4)];
+        let second = [frame(1), frame(2), frame(5), frame(6)];
+        let (_, walked) = append_all(&mut trees, &mut memo, &first);
+        assert_eq!(walked, 4 + 3 + 2 + 1);
+        let (reached, walked) = append_all(&mut trees, &mut memo, &second);
+        // Trees 0 and 1 resume after frame 2; 2 and 3 start afresh.
+        assert_eq!(walked, 2 + 2 + 2 + 1);
+        let mut want = Vec::new();
+        for chain in [&first, &second] {
+            want.clear();
+            for (i, tree) in plain.iter_mut().enumerate() {
+                let (frames, strings) = (Frames::default(), Strings::default());
+                let a = tree.append(&chain[i..], 1, Key::Address, &frames, &strings);
+                want.push(a.node.expect("a node"));
+            }
+        }
+        assert_eq!(reached, want, "the nodes a plain append reaches");
+        // After a tree's children got mixed, nothing is resumed.
+        memo.invalidate();
+        let (_, walked) = append_all(&mut trees, &mut memo, &second);
+        assert_eq!(walked, 4 + 3 + 2 + 1);
+    }
 
     #[test]
     fn parse_opts() {

@@ -129,7 +129,17 @@ pub(crate) struct SampleReplay<'a> {
     raw: Table<'a>,
     /// Per raw key, its [`RawOutcome`] packed (see [`pack`]).
     raw_outcomes: Vec<u32>,
+    /// Values: a resolved index, or with [`PINNED`] a pin group's.
     resolved: Table<'static>,
+    /// Per pin group, its range of `pin_frames`: the frames whose
+    /// addresses its samples' walks compared.
+    pin_groups: Vec<(u32, u32)>,
+    pin_frames: Vec<u32>,
+    /// (pin group, those frames' addresses) -> index into
+    /// `pinned_outcomes`, a resolved index.
+    pinned: Table<'static>,
+    pinned_outcomes: Vec<u32>,
+    pinned_hits: u64,
     resolved_outcomes: Vec<Resolved>,
     /// Per resolved key: (samples, period) of its copies not yet added to
     /// the entries (see [`Self::repeat`]).
@@ -140,7 +150,15 @@ pub(crate) struct SampleReplay<'a> {
     frames: HashMap<[u64; 5], u32>,
     /// Scratch for building keys.
     key: Vec<u8>,
+    pinned_key: Vec<u8>,
 }
+
+/// In a resolved table value: the rest is a pin group.
+const PINNED: u32 = 1 << 31;
+
+/// Pinned keys stored before their hits must pay for them (see
+/// [`SampleReplay::pin`]).
+const PINS_ON_TRIAL: u64 = 4096;
 
 /// What a resolved sample did.
 struct Resolved {
@@ -181,6 +199,10 @@ pub(crate) struct Pending<'a> {
     /// That outcome's resolved sample, whose place a new resolution can
     /// take (see [`SampleReplay::take_repeats_of`]).
     stale: Option<u32>,
+    /// A resolved key of a pin group, whose pinned key was not found
+    /// (`pinned` with its hash) or is stored at `existing`.
+    pin_group: Option<u32>,
+    pinned: Option<(u64, Vec<u8>)>,
 }
 
 impl Pending<'_> {
@@ -212,6 +234,7 @@ impl<'a> SampleReplay<'a> {
     pub fn forget_lookups(&mut self) {
         self.raw.index.clear();
         self.resolved.index.clear();
+        self.pinned.index.clear();
     }
 
     /// Looks a raw sample up; `cpu` only when an output depends on it, and
@@ -256,6 +279,8 @@ impl<'a> SampleReplay<'a> {
                             tail: chain,
                             existing: Some(i),
                             stale: Some(r),
+                            pin_group: None,
+                            pinned: None,
                         });
                     }
                 }
@@ -268,6 +293,8 @@ impl<'a> SampleReplay<'a> {
                 tail: chain,
                 existing: None,
                 stale: None,
+                pin_group: None,
+                pinned: None,
             }),
         }
     }
@@ -296,8 +323,16 @@ impl<'a> SampleReplay<'a> {
     }
 
     /// Looks a resolved sample up by its context words and frame ids (see
-    /// the module docs).
-    pub fn find_resolved(&mut self, context: &[u64], frames: &[u32]) -> Result<u32, Pending<'a>> {
+    /// the module docs), and `ips`, its frames' addresses, which some
+    /// remembered samples' walks compared (see [`Self::remember_resolved`]);
+    /// those are found only if `valid(hists index, checks)`.
+    pub fn find_resolved(
+        &mut self,
+        context: &[u64],
+        frames: &[u32],
+        ips: &[u64],
+        valid: impl Fn(usize, &[Check]) -> bool,
+    ) -> Result<u32, Pending<'a>> {
         let mut key = std::mem::take(&mut self.key);
         key.clear();
         for w in context {
@@ -306,27 +341,105 @@ impl<'a> SampleReplay<'a> {
         for f in frames {
             key.extend_from_slice(&f.to_le_bytes());
         }
-        match self.resolved.find(&key, &[]) {
-            Ok(i) => {
-                self.key = key;
-                Ok(i)
+        let mut pending = Pending {
+            hash: 0,
+            key,
+            tail: &[],
+            existing: None,
+            stale: None,
+            pin_group: None,
+            pinned: None,
+        };
+        let value = match self.resolved.find(&pending.key, &[]) {
+            Ok(v) => v,
+            Err(hash) => {
+                pending.hash = hash;
+                return Err(pending);
             }
-            Err(hash) => Err(Pending {
-                hash,
-                key,
-                tail: &[],
-                existing: None,
-                stale: None,
-            }),
+        };
+        if value & PINNED == 0 {
+            self.key = pending.key;
+            return Ok(value);
         }
+        let group = value & !PINNED;
+        pending.pin_group = Some(group);
+        let mut pinned_key = std::mem::take(&mut self.pinned_key);
+        if !self.pinned_key_of(group, ips, &mut pinned_key) {
+            return Err(pending);
+        }
+        match self.pinned.find(&pinned_key, &[]) {
+            Ok(p) => {
+                let r = self.pinned_outcomes[p as usize];
+                let resolved = &self.resolved_outcomes[r as usize];
+                let (start, end) = resolved.checks;
+                if valid(
+                    resolved.hists as usize,
+                    &self.checks[start as usize..end as usize],
+                ) {
+                    self.pinned_hits += 1;
+                    self.key = pending.key;
+                    self.pinned_key = pinned_key;
+                    return Ok(r);
+                }
+                pending.existing = Some(p);
+                pending.stale = Some(r);
+                pending.pinned = Some((0, pinned_key));
+            }
+            Err(hash) => pending.pinned = Some((hash, pinned_key)),
+        }
+        Err(pending)
+    }
+
+    /// The pinned key of `ips` in pin group `group`: false when a pinned
+    /// frame is beyond them.
+    fn pinned_key_of(&self, group: u32, ips: &[u64], key: &mut Vec<u8>) -> bool {
+        key.clear();
+        key.extend_from_slice(&group.to_le_bytes());
+        let Some(&(start, end)) = self.pin_groups.get(group as usize) else {
+            return false;
+        };
+        for &f in &self.pin_frames[start as usize..end as usize] {
+            match ips.get(f as usize) {
+                Some(ip) => key.extend_from_slice(&ip.to_le_bytes()),
+                None => return false,
+            }
+        }
+        true
     }
 
     /// Remembers a resolved sample's effects on the entries of hists
     /// `hists`; returns its index for [`RawOutcome::resolved`] (`None` when
     /// it could not be stored).
+    ///
+    /// Effects that hold only while `checks` do depend on the addresses of
+    /// the frames those walks compared (`pins`, indexes into `ips`): they
+    /// are found by the resolved key plus those addresses.
+    #[allow(clippy::too_many_arguments)]
     pub fn remember_resolved(
         &mut self,
-        pending: Pending<'a>,
+        mut pending: Pending<'a>,
+        hists: usize,
+        callchain_period: bool,
+        effects: &[Effect],
+        checks: &[Check],
+        pins: &[u32],
+        ips: &[u64],
+        stale: Option<u32>,
+    ) -> Option<u32> {
+        let i = self.store_resolved(hists, callchain_period, effects, checks, stale);
+        if let Some(i) = i {
+            if pending.pin_group.is_some() || !checks.is_empty() {
+                self.pin(&mut pending, i, pins, ips);
+            } else {
+                self.resolved.insert(pending.hash, &pending.key, &[], i);
+            }
+        }
+        self.key = pending.key;
+        i
+    }
+
+    fn store_resolved(
+        &mut self,
         hists: usize,
         callchain_period: bool,
         effects: &[Effect],
@@ -346,7 +459,6 @@ impl<'a> SampleReplay<'a> {
                     r.callchain_period = callchain_period;
                     self.effects[es as usize..ee as usize].copy_from_slice(effects);
                     self.checks[cs as usize..ce as usize].copy_from_slice(checks);
-                    self.key = pending.key;
                     return Some(old);
                 }
             }
@@ -354,20 +466,11 @@ impl<'a> SampleReplay<'a> {
         if self.effects.len() + effects.len() > u32::MAX as usize
             || self.checks.len() + checks.len() > u32::MAX as usize
         {
-            self.key = pending.key;
             return None;
         }
         let i = u32::try_from(self.resolved_outcomes.len())
             .ok()
-            .filter(|&i| i < NO_MAP - 1);
-        // Effects that hold only while `checks` do are found through the
-        // raw sample alone: the resolved key lacks the addresses those
-        // walks compare.
-        let stored = i.filter(|&i| {
-            !checks.is_empty() || self.resolved.insert(pending.hash, &pending.key, &[], i)
-        });
-        self.key = pending.key;
-        let i = stored?;
+            .filter(|&i| i < NO_MAP - 1)?;
         let checks_start = self.checks.len() as u32;
         self.checks.extend_from_slice(checks);
         let effects_start = self.effects.len() as u32;
@@ -380,6 +483,69 @@ impl<'a> SampleReplay<'a> {
         });
         self.repeats.push((0, 0));
         Some(i)
+    }
+
+    /// Finds resolved sample `i` by its pinned key from now on: under the
+    /// resolved key's pin group, or a new one pinning `pins`.
+    fn pin(&mut self, pending: &mut Pending<'a>, i: u32, pins: &[u32], ips: &[u64]) {
+        if let Some(p) = pending.existing {
+            if let Some(o) = self.pinned_outcomes.get_mut(p as usize) {
+                *o = i;
+            }
+            return;
+        }
+        // Broken frame-pointer chains pin garbage addresses that never
+        // repeat: stop pinning while few pinned keys are found again.
+        if self.pinned_outcomes.len() as u64 > PINS_ON_TRIAL + 8 * self.pinned_hits {
+            return;
+        }
+        match pending.pin_group {
+            Some(group) => {
+                // Samples that match the group's pins match this one's
+                // only if those include its own.
+                let (start, end) = self.pin_groups[group as usize];
+                let pinned = &self.pin_frames[start as usize..end as usize];
+                if !pins.iter().all(|f| pinned.binary_search(f).is_ok()) {
+                    return;
+                }
+            }
+            None => {
+                let (Ok(group), Ok(start), Ok(end)) = (
+                    u32::try_from(self.pin_groups.len()),
+                    u32::try_from(self.pin_frames.len()),
+                    u32::try_from(self.pin_frames.len() + pins.len()),
+                ) else {
+                    return;
+                };
+                if group >= PINNED
+                    || !self
+                        .resolved
+                        .insert(pending.hash, &pending.key, &[], group | PINNED)
+                {
+                    return;
+                }
+                self.pin_frames.extend_from_slice(pins);
+                self.pin_groups.push((start, end));
+                let mut key = std::mem::take(&mut self.pinned_key);
+                if !self.pinned_key_of(group, ips, &mut key) {
+                    return;
+                }
+                let Err(hash) = self.pinned.find(&key, &[]) else {
+                    return;
+                };
+                pending.pinned = Some((hash, key));
+            }
+        }
+        let Some((hash, key)) = pending.pinned.take() else {
+            return;
+        };
+        let Ok(p) = u32::try_from(self.pinned_outcomes.len()) else {
+            return;
+        };
+        if self.pinned.insert(hash, &key, &[], p) {
+            self.pinned_outcomes.push(i);
+        }
+        self.pinned_key = key;
     }
 
     /// The copies of resolved sample `i` counted so far, as
@@ -449,7 +615,9 @@ mod tests {
     fn raw_samples_are_found_until_their_process_changes() {
         let mut r = SampleReplay::default();
         let pending = raw(&mut r, 7, 0x1000, &[1, 2, 3]).expect_err("new sample");
-        let resolved_pending = r.find_resolved(&[1], &[5]).expect_err("new resolved");
+        let resolved_pending = r
+            .find_resolved(&[1], &[5], &[], |_, _| true)
+            .expect_err("new resolved");
         let resolved = r.remember_resolved(
             resolved_pending,
             0,
@@ -461,6 +629,8 @@ mod tests {
                 cpumode: 2,
                 node: NO_NODE,
             }],
+            &[],
+            &[],
             &[],
             None,
         );
@@ -491,9 +661,50 @@ mod tests {
         assert!(raw(&mut r, 7, 0x1000, &[1, 2, 3]).is_err());
         r.invalidate(None);
         assert!(
-            r.find_resolved(&[1], &[5]).is_ok(),
+            r.find_resolved(&[1], &[5], &[], |_, _| true).is_ok(),
             "resolved keys have no epoch"
         );
+    }
+
+    #[test]
+    fn checked_samples_are_found_by_their_pinned_addresses() {
+        let mut r = SampleReplay::default();
+        let effect = Effect {
+            entry: 1,
+            own: true,
+            acc: false,
+            cpumode: 2,
+            node: 4,
+        };
+        let check = Check {
+            entry: 1,
+            node: 0,
+            version: 3,
+        };
+        let valid = |_: usize, c: &[Check]| c.iter().all(|c| c.version == 3);
+        let ips = [0x10, 0x20, 0x30];
+        let pending = r
+            .find_resolved(&[1], &[5, 6, 7], &ips, valid)
+            .expect_err("new resolved");
+        // Its walks compared frame 1's address.
+        let i = r.remember_resolved(pending, 0, true, &[effect], &[check], &[1], &ips, None);
+        assert!(i.is_some());
+        assert_eq!(r.find_resolved(&[1], &[5, 6, 7], &ips, valid).ok(), i);
+        assert_eq!(
+            r.find_resolved(&[1], &[5, 6, 7], &[0x11, 0x20, 0x31], valid)
+                .ok(),
+            i,
+            "other frames' addresses do not matter"
+        );
+        assert!(
+            r.find_resolved(&[1], &[5, 6, 7], &[0x10, 0x21, 0x30], valid)
+                .is_err(),
+            "the pinned frame's does"
+        );
+        let stale = r
+            .find_resolved(&[1], &[5, 6, 7], &ips, |_, _| false)
+            .expect_err("checks fail");
+        assert_eq!(stale.stale(), i);
     }
 
     #[test]
