@@ -22,7 +22,7 @@ use prec_format::record::Record;
 use prec_format::{Attr, FeatureId, PerfFile, RecordType};
 
 use crate::callchain::{Callchains, ChainFrame, ChainParams, Order};
-use crate::callgraph::{CallTree, CursorFrame, Frames, WalkMemo};
+use crate::callgraph::{Appended, CallTree, CursorFrame, Frames, WalkMemo, OWN};
 use crate::maps::{DsoId, DsoKind, Map};
 use crate::replay::{Check, Effect, RawOutcome, SampleReplay, NO_NODE};
 use crate::symbolize::{BinaryId, FileLoader, Symbolizer, SymbolizerOptions};
@@ -2170,27 +2170,26 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                             cg.acc_count += 1;
                             own.acc = true;
                         }
+                        if cgp.enabled {
+                            walk_memo.start((ai as u64) << 32 | loc.thread.0 as u64, &fids);
+                        }
                         if cgp.enabled && s.callchain.is_some() {
-                            let a = cg.tree.append(&fids, period, cgp.key, &cg_frames, &strings);
-                            checks.extend(cg.tree.walked_mixed().map(|(node, version)| Check {
-                                entry: idx as u32,
-                                node,
-                                version,
-                            }));
-                            pins.extend_from_slice(cg.tree.walked_steps());
+                            let a = append_memoized(
+                                &mut cg.tree,
+                                &mut walk_memo,
+                                (OWN, idx as u32),
+                                &fids,
+                                period,
+                                (cgp.key, &cg_frames, &strings),
+                                (&mut checks, &mut pins),
+                            );
                             own.node = a.node.unwrap_or(NO_NODE);
                             replayable &= a.replayable;
                             reorders |= a.reorders;
-                            if a.reorders {
-                                walk_memo.invalidate();
-                            }
                         }
                         if cgp.children {
                             he_cache.clear();
                             he_cache.push(idx as u32);
-                            if cgp.enabled {
-                                walk_memo.start((ai as u64) << 32 | loc.thread.0 as u64, &fids);
-                            }
                             // fill_callchain_info keeps the level of the last
                             // frame with a map for frames without one.
                             let mut level = loc.level;
@@ -2337,35 +2336,15 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                 cg.acc_count += 1;
                                 let mut node = NO_NODE;
                                 if cgp.enabled {
-                                    let (start, known) = walk_memo.resume(i, cidx as u32);
-                                    let (a, clean) = cg.tree.append_resumed(
-                                        start,
-                                        fids.len() - i,
-                                        &fids[i + known..],
+                                    let a = append_memoized(
+                                        &mut cg.tree,
+                                        &mut walk_memo,
+                                        (i, cidx as u32),
+                                        &fids,
                                         period,
-                                        cgp.key,
-                                        &cg_frames,
-                                        &strings,
-                                        walk_memo.path(),
+                                        (cgp.key, &cg_frames, &strings),
+                                        (&mut checks, &mut pins),
                                     );
-                                    checks.extend(cg.tree.walked_mixed().map(|(node, version)| {
-                                        Check {
-                                            entry: cidx as u32,
-                                            node,
-                                            version,
-                                        }
-                                    }));
-                                    pins.extend(
-                                        cg.tree
-                                            .walked_steps()
-                                            .iter()
-                                            .map(|&step| (i + known) as u32 + step),
-                                    );
-                                    if a.reorders {
-                                        walk_memo.invalidate();
-                                    } else {
-                                        walk_memo.walked(i, cidx as u32, known + clean);
-                                    }
                                     node = a.node.unwrap_or(NO_NODE);
                                     replayable &= a.replayable;
                                     reorders |= a.reorders;
@@ -2378,9 +2357,9 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                     node,
                                 });
                             }
-                            if cgp.enabled {
-                                walk_memo.finish();
-                            }
+                        }
+                        if cgp.enabled {
+                            walk_memo.finish();
                         }
                     }
                     effects.push(own);
@@ -2765,6 +2744,56 @@ enum GraphLog {
     /// (hists, range of its graph effects, period).
     Fresh(usize, u32, u32, u64),
     Replayed(u32, u64),
+}
+
+/// Appends the chain from frame `at` on (all of `chain` for [`OWN`]) to
+/// `tree`, entry `entry`'s, through `memo`; adds the checks and pinned
+/// frames the node it reaches depends on.
+fn append_memoized(
+    tree: &mut CallTree,
+    memo: &mut WalkMemo,
+    (at, entry): (usize, u32),
+    chain: &[CursorFrame],
+    period: u64,
+    (key, frames, strings): (crate::callgraph::Key, &Frames, &Strings),
+    (checks, pins): (&mut Vec<Check>, &mut Vec<u32>),
+) -> Appended {
+    let first = if at == OWN { 0 } else { at };
+    let (start, known) = memo.resume(at, entry, tree);
+    let a = tree.append_resumed(
+        start,
+        chain.len() - first,
+        &chain[first + known..],
+        period,
+        key,
+        frames,
+        strings,
+        memo.path(),
+    );
+    for g in memo.gates() {
+        checks.push(Check {
+            entry,
+            node: g.parent,
+            version: g.version,
+        });
+        pins.push(first as u32 + g.step);
+    }
+    checks.extend(tree.walked_mixed().map(|(node, version)| Check {
+        entry,
+        node,
+        version,
+    }));
+    pins.extend(
+        tree.walked_steps()
+            .iter()
+            .map(|&step| (first + known) as u32 + step),
+    );
+    if a.reorders {
+        memo.invalidate();
+    } else {
+        memo.walked(at, entry, known, tree);
+    }
+    a
 }
 
 fn apply_effects(h: &mut Hists, effects: &[Effect], count: u64, period: u64) {

@@ -239,7 +239,7 @@ pub struct FrameInfo {
 /// `match_chain` reads of the frame itself rather than of its key (the
 /// address, and the DSO: perf compares heap pointers, approximated by
 /// creation order, 0 without a map).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CursorFrame {
     pub id: FrameId,
     /// What a node first appended with this frame shows: `id`, except
@@ -512,14 +512,12 @@ impl CallTree {
             frames,
             strings,
         };
-        self.append_from(0, chain, period, &cmp, None).0
+        self.append_from(0, chain, period, &cmp, None)
     }
 
     /// [`Self::append`] of a chain whose first frames are known to reach
     /// node `start` (see [`WalkMemo`]): walks on from there with `rest`,
     /// the frames after those, and pushes the nodes it reaches to `path`.
-    /// Also returns how many of those steps compared frame ids only (the
-    /// rest went through a perf tree whose result hangs on its shape).
     #[allow(clippy::too_many_arguments)]
     pub fn append_resumed(
         &mut self,
@@ -531,15 +529,15 @@ impl CallTree {
         frames: &Frames,
         strings: &Strings,
         path: &mut Vec<u32>,
-    ) -> (Appended, usize) {
+    ) -> Appended {
         let cmp = Cmp {
             key,
             frames,
             strings,
         };
-        let (out, clean) = self.append_from(start, rest, period, &cmp, Some(path));
+        let out = self.append_from(start, rest, period, &cmp, Some(path));
         self.max_depth = self.max_depth.max(chain_len);
-        (out, clean)
+        out
     }
 
     fn append_from(
@@ -549,7 +547,7 @@ impl CallTree {
         period: u64,
         cmp: &Cmp,
         mut path: Option<&mut Vec<u32>>,
-    ) -> (Appended, usize) {
+    ) -> Appended {
         let mut out = Appended {
             node: None,
             replayable: true,
@@ -558,18 +556,14 @@ impl CallTree {
         self.walked.clear();
         self.walked_steps.clear();
         if rest.is_empty() && start == 0 {
-            return (out, 0);
+            return out;
         }
         let mut cur = start;
-        let mut clean = 0;
         for (step, f) in rest.iter().enumerate() {
             let walked = self.walked.len();
             cur = self.find_or_add_child(cur, f, cmp, &mut out);
             if self.walked.len() != walked {
                 self.walked_steps.push(step as u32);
-            }
-            if self.walked.is_empty() {
-                clean += 1;
             }
             if let Some(path) = path.as_deref_mut() {
                 path.push(cur);
@@ -578,7 +572,7 @@ impl CallTree {
         self.add_hits(cur, 1, period);
         self.max_depth = self.max_depth.max(rest.len());
         out.node = Some(cur);
-        (out, clean)
+        out
     }
 
     /// The child of `parent` that perf's `append_chain_children` (or, for
@@ -1212,48 +1206,78 @@ impl Printer<'_> {
 /// on, so a sample costs a walk per frame per frame. Consecutive samples of
 /// a thread mostly share their outer callers: in each such entry's tree
 /// the shared frames lead to the same nodes as last time, as long as no
-/// tree's children got mixed in between (then [`Self::invalidate`]) and
-/// those steps compared frame ids only (no perf tree whose result hangs on
-/// its shape and the addresses).
+/// tree's children got mixed in between (then [`Self::invalidate`]). A
+/// step through a perf tree whose result hangs on its shape and on the
+/// frame's address (a gate) repeats only for the same frame at the same
+/// address while that tree is at the same version; the walk that reuses
+/// it depends on it like the walk that took it (see [`Self::gates`]).
 #[derive(Debug)]
 pub struct WalkMemo {
     slots: Vec<MemoSlot>,
     generation: u64,
     /// The chain being appended: its slot, the generation at its start,
-    /// how many first frames it shares with the slot's last chain.
+    /// how many first frames it shares with the slot's last chain by id
+    /// and exactly.
     slot: usize,
     started: u64,
     shared: usize,
+    shared_exactly: usize,
     next: MemoSlot,
+    /// The walk being taken: its nodes and gates so far.
     path: Vec<u32>,
+    gates: Vec<Gate>,
 }
 
 #[derive(Debug, Default, Clone)]
 struct MemoSlot {
     owner: u64,
     generation: u64,
-    frames: Vec<FrameId>,
-    /// Per frame: the entry whose tree got the chain from that frame on,
-    /// where its nodes are in `paths`, how many are reusable.
+    frames: Vec<CursorFrame>,
+    /// Per frame: the walk of the chain from that frame on; then the walk
+    /// of the whole chain in the sample's own entry.
     walks: Vec<MemoWalk>,
     paths: Vec<u32>,
+    gates: Vec<Gate>,
 }
 
+/// A walk's entry and its ranges of [`MemoSlot::paths`] and
+/// [`MemoSlot::gates`].
 #[derive(Debug, Clone, Copy)]
 struct MemoWalk {
     entry: u32,
-    path_start: u32,
-    reusable: u32,
+    path: (u32, u32),
+    gates: (u32, u32),
+}
+
+/// A step of a walk through a perf tree whose result hangs on its shape:
+/// the step's index in the walk, the parent node, the tree's version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gate {
+    pub step: u32,
+    pub parent: u32,
+    pub version: u32,
 }
 
 const NO_WALK: MemoWalk = MemoWalk {
     entry: u32::MAX,
-    path_start: 0,
-    reusable: 0,
+    path: (0, 0),
+    gates: (0, 0),
 };
 
 /// Threads remembered at once (by owner, direct-mapped).
 const MEMO_SLOTS: usize = 64;
+
+/// The walk of a [`WalkMemo`] in the sample's own entry.
+pub const OWN: usize = usize::MAX;
+
+/// Where walk `at` is kept among `walks` ones, and the frame it starts at.
+fn walk_index(at: usize, walks: usize) -> (usize, usize) {
+    if at == OWN {
+        (walks.saturating_sub(1), 0)
+    } else {
+        (at, at)
+    }
+}
 
 impl Default for WalkMemo {
     fn default() -> Self {
@@ -1263,8 +1287,10 @@ impl Default for WalkMemo {
             slot: 0,
             started: 0,
             shared: 0,
+            shared_exactly: 0,
             next: MemoSlot::default(),
             path: Vec::new(),
+            gates: Vec::new(),
         }
     }
 }
@@ -1275,42 +1301,72 @@ impl WalkMemo {
         self.slot = (owner as usize).wrapping_mul(0x9e37_79b9) % MEMO_SLOTS;
         self.started = self.generation;
         let slot = &self.slots[self.slot];
-        self.shared = if slot.owner == owner && slot.generation == self.generation {
-            chain
-                .iter()
-                .zip(&slot.frames)
-                .take_while(|(f, id)| f.id == **id)
-                .count()
-        } else {
-            0
-        };
+        (self.shared, self.shared_exactly) =
+            if slot.owner == owner && slot.generation == self.generation {
+                let shared = chain
+                    .iter()
+                    .zip(&slot.frames)
+                    .take_while(|(a, b)| a.id == b.id)
+                    .count();
+                let exactly = chain
+                    .iter()
+                    .zip(&slot.frames[..shared])
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                (shared, exactly)
+            } else {
+                (0, 0)
+            };
         self.next.owner = owner;
         self.next.frames.clear();
-        self.next.frames.extend(chain.iter().map(|f| f.id));
+        self.next.frames.extend_from_slice(chain);
         self.next.walks.clear();
-        self.next.walks.resize(chain.len(), NO_WALK);
+        self.next.walks.resize(chain.len() + 1, NO_WALK);
         self.next.paths.clear();
+        self.next.gates.clear();
     }
 
     /// Where the walk of the chain from frame `at` on in `entry`'s tree
-    /// can resume: the node and how many frames lead there (0 and the
-    /// root when it cannot). Call [`Self::walked`] after the walk.
-    pub fn resume(&mut self, at: usize, entry: u32) -> (u32, usize) {
+    /// `tree` can resume: the node and how many frames lead there (the
+    /// root and 0 when it cannot). The gates it passes are in
+    /// [`Self::gates`]; call [`Self::walked`] after the walk. [`OWN`] is
+    /// the whole chain in the sample's own entry.
+    pub fn resume(&mut self, at: usize, entry: u32, tree: &CallTree) -> (u32, usize) {
         self.path.clear();
+        self.gates.clear();
+        let slot = &self.slots[self.slot];
+        let (index, at) = walk_index(at, slot.walks.len());
         if self.started != self.generation || at >= self.shared {
             return (0, 0);
         }
-        let slot = &self.slots[self.slot];
-        let Some(walk) = slot.walks.get(at).filter(|w| w.entry == entry) else {
+        let Some(walk) = slot.walks.get(index).filter(|w| w.entry == entry) else {
             return (0, 0);
         };
-        let known = (walk.reusable as usize).min(self.shared - at);
-        let start = walk.path_start as usize;
-        let Some(nodes) = slot.paths.get(start..start + known) else {
+        let (Some(path), Some(gates)) = (
+            slot.paths.get(walk.path.0 as usize..walk.path.1 as usize),
+            slot.gates.get(walk.gates.0 as usize..walk.gates.1 as usize),
+        ) else {
             return (0, 0);
         };
-        self.path.extend_from_slice(nodes);
-        (nodes.last().copied().unwrap_or(0), known)
+        let mut known = path.len().min(self.shared - at);
+        for g in gates {
+            let step = g.step as usize;
+            if step >= known {
+                break;
+            }
+            if at + step >= self.shared_exactly || tree.mixed_version(g.parent) != Some(g.version) {
+                known = step;
+                break;
+            }
+            self.gates.push(*g);
+        }
+        self.path.extend_from_slice(&path[..known]);
+        (path[..known].last().copied().unwrap_or(0), known)
+    }
+
+    /// The gates of the steps [`Self::resume`] reused.
+    pub fn gates(&self) -> &[Gate] {
+        &self.gates
     }
 
     /// The path to push the walk's nodes to.
@@ -1318,19 +1374,31 @@ impl WalkMemo {
         &mut self.path
     }
 
-    /// Notes the walk of the chain from frame `at` on in `entry`'s tree:
-    /// the nodes in [`Self::path`], of which the first `reusable` were
-    /// reached by comparing frame ids only.
-    pub fn walked(&mut self, at: usize, entry: u32, reusable: usize) {
-        let Some(w) = self.next.walks.get_mut(at) else {
+    /// Notes the walk of the chain from frame `at` on in `entry`'s tree
+    /// `tree`, resumed after `known` frames: its nodes are in
+    /// [`Self::path`], and its new gates are the tree's last walked ones.
+    pub fn walked(&mut self, at: usize, entry: u32, known: usize, tree: &CallTree) {
+        let (index, _) = walk_index(at, self.next.walks.len());
+        let Some(w) = self.next.walks.get_mut(index) else {
             return;
         };
+        let (path_start, gates_start) = (self.next.paths.len(), self.next.gates.len());
+        self.next.paths.extend_from_slice(&self.path);
+        self.next.gates.extend_from_slice(&self.gates);
+        self.next
+            .gates
+            .extend(tree.walked_steps().iter().zip(tree.walked_mixed()).map(
+                |(&step, (parent, version))| Gate {
+                    step: known as u32 + step,
+                    parent,
+                    version,
+                },
+            ));
         *w = MemoWalk {
             entry,
-            path_start: self.next.paths.len() as u32,
-            reusable: reusable.min(self.path.len()) as u32,
+            path: (path_start as u32, self.next.paths.len() as u32),
+            gates: (gates_start as u32, self.next.gates.len() as u32),
         };
-        self.next.paths.extend_from_slice(&self.path);
     }
 
     /// Ends the chain begun with [`Self::start`].
@@ -1376,10 +1444,10 @@ mod tests {
         let mut reached = Vec::new();
         let mut walked = 0;
         for i in 0..chain.len() {
-            let (start, known) = memo.resume(i, i as u32);
+            let (start, known) = memo.resume(i, i as u32, &trees[i]);
             let rest = &chain[i + known..];
             walked += rest.len();
-            let (a, clean) = trees[i].append_resumed(
+            let a = trees[i].append_resumed(
                 start,
                 chain.len() - i,
                 rest,
@@ -1389,7 +1457,7 @@ mod tests {
                 &strings,
                 memo.path(),
             );
-            memo.walked(i, i as u32, known + clean);
+            memo.walked(i, i as u32, known, &trees[i]);
             reached.push(a.node.expect("a node"));
         }
         memo.finish();
