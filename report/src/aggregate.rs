@@ -1669,18 +1669,8 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                             _ => &[],
                         };
                         let cpu_key = if replay_cpu { cpu } else { 0 };
-                        // Effects through perf's trees of mixed children hold
-                        // while those trees are as they were.
-                        let trees_unchanged = |hi: usize, checks: &[Check]| {
-                            checks.iter().all(|c| {
-                                hists[hi]
-                                    .entries
-                                    .get(c.entry as usize)
-                                    .and_then(|e| e.cg.as_ref())
-                                    .and_then(|cg| cg.tree.mixed_version(c.node))
-                                    == Some(c.version)
-                            })
-                        };
+                        let trees_unchanged =
+                            |hi: usize, checks: &[Check]| trees_unchanged(&hists, hi, checks);
                         match replay.find_raw(
                             ai,
                             pid,
@@ -2086,16 +2076,8 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                             ]));
                         }
                     }
-                    let trees_unchanged = |hi: usize, checks: &[Check]| {
-                        checks.iter().all(|c| {
-                            hists[hi]
-                                .entries
-                                .get(c.entry as usize)
-                                .and_then(|e| e.cg.as_ref())
-                                .and_then(|cg| cg.tree.mixed_version(c.node))
-                                == Some(c.version)
-                        })
-                    };
+                    let trees_unchanged =
+                        |hi: usize, checks: &[Check]| trees_unchanged(&hists, hi, checks);
                     let found = replay.find_resolved(
                         &replay_key,
                         &replay_frames,
@@ -2744,6 +2726,21 @@ enum GraphLog {
     /// (hists, range of its graph effects, period).
     Fresh(usize, u32, u32, u64),
     Replayed(u32, u64),
+}
+
+/// Effects through perf's trees of mixed children hold while those trees
+/// (in hists `hi`) are as they were.
+fn trees_unchanged(hists: &[Hists], hi: usize, checks: &[Check]) -> bool {
+    let Some(h) = hists.get(hi) else {
+        return false;
+    };
+    checks.iter().all(|c| {
+        h.entries
+            .get(c.entry as usize)
+            .and_then(|e| e.cg.as_ref())
+            .and_then(|cg| cg.tree.mixed_version(c.node))
+            == Some(c.version)
+    })
 }
 
 /// Appends the chain from frame `at` on (all of `chain` for [`OWN`]) to

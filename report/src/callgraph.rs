@@ -1219,6 +1219,9 @@ pub struct WalkMemo {
     /// how many first frames it shares with the slot's last chain by id
     /// and exactly.
     slot: usize,
+    /// The slot the chain goes to: its owner's least recently used.
+    write_slot: usize,
+    clock: u64,
     started: u64,
     shared: usize,
     shared_exactly: usize,
@@ -1232,6 +1235,8 @@ pub struct WalkMemo {
 struct MemoSlot {
     owner: u64,
     generation: u64,
+    /// When it was last read or written.
+    used: u64,
     frames: Vec<CursorFrame>,
     /// Per frame: the walk of the chain from that frame on; then the walk
     /// of the whole chain in the sample's own entry.
@@ -1264,8 +1269,10 @@ const NO_WALK: MemoWalk = MemoWalk {
     gates: (0, 0),
 };
 
-/// Threads remembered at once (by owner, direct-mapped).
+/// Threads remembered at once (by owner, direct-mapped), and chains per
+/// thread: a thread often alternates between a few call paths.
 const MEMO_SLOTS: usize = 64;
+const MEMO_WAYS: usize = 8;
 
 /// The walk of a [`WalkMemo`] in the sample's own entry.
 pub const OWN: usize = usize::MAX;
@@ -1282,9 +1289,11 @@ fn walk_index(at: usize, walks: usize) -> (usize, usize) {
 impl Default for WalkMemo {
     fn default() -> Self {
         WalkMemo {
-            slots: vec![MemoSlot::default(); MEMO_SLOTS],
+            slots: vec![MemoSlot::default(); MEMO_SLOTS * MEMO_WAYS],
             generation: 1,
             slot: 0,
+            write_slot: 0,
+            clock: 0,
             started: 0,
             shared: 0,
             shared_exactly: 0,
@@ -1298,25 +1307,34 @@ impl Default for WalkMemo {
 impl WalkMemo {
     /// Starts the appends of `chain` for `owner` (a thread of one event).
     pub fn start(&mut self, owner: u64, chain: &[CursorFrame]) {
-        self.slot = (owner as usize).wrapping_mul(0x9e37_79b9) % MEMO_SLOTS;
+        let set = (owner as usize).wrapping_mul(0x9e37_79b9) % MEMO_SLOTS * MEMO_WAYS;
         self.started = self.generation;
-        let slot = &self.slots[self.slot];
-        (self.shared, self.shared_exactly) =
-            if slot.owner == owner && slot.generation == self.generation {
-                let shared = chain
-                    .iter()
-                    .zip(&slot.frames)
-                    .take_while(|(a, b)| a.id == b.id)
-                    .count();
+        self.clock += 1;
+        (self.slot, self.shared, self.shared_exactly) = (set, 0, 0);
+        self.write_slot = set;
+        for way in set..set + MEMO_WAYS {
+            let slot = &self.slots[way];
+            if slot.used < self.slots[self.write_slot].used {
+                self.write_slot = way;
+            }
+            if slot.owner != owner || slot.generation != self.generation {
+                continue;
+            }
+            let shared = chain
+                .iter()
+                .zip(&slot.frames)
+                .take_while(|(a, b)| a.id == b.id)
+                .count();
+            if shared > self.shared {
                 let exactly = chain
                     .iter()
                     .zip(&slot.frames[..shared])
                     .take_while(|(a, b)| a == b)
                     .count();
-                (shared, exactly)
-            } else {
-                (0, 0)
-            };
+                (self.slot, self.shared, self.shared_exactly) = (way, shared, exactly);
+            }
+        }
+        self.slots[self.slot].used = self.clock;
         self.next.owner = owner;
         self.next.frames.clear();
         self.next.frames.extend_from_slice(chain);
@@ -1403,8 +1421,9 @@ impl WalkMemo {
 
     /// Ends the chain begun with [`Self::start`].
     pub fn finish(&mut self) {
-        let slot = &mut self.slots[self.slot];
+        let slot = &mut self.slots[self.write_slot];
         std::mem::swap(slot, &mut self.next);
+        slot.used = self.clock;
         slot.generation = if self.started == self.generation {
             self.generation
         } else {
