@@ -16,7 +16,11 @@
 //! * by the resolved sample (its own entry, thread, and each frame's
 //!   symbol): samples at different addresses of the same functions, or in
 //!   another process of the same program, share these effects. A hit skips
-//!   the per-frame entries and call trees.
+//!   the per-frame entries and call trees. Where a call-tree walk went
+//!   through one of perf's trees whose result hangs on the frames'
+//!   addresses (see `CallTree::walked_mixed`), the key maps to a pin group
+//!   instead: the frames whose addresses were compared, which with those
+//!   addresses find the effects, valid while their [`Check`]s hold.
 //!
 //! Entries and tree nodes are only ever created by a first resolution, in
 //! sample order, so the output (including perf's order of equal entries) is
