@@ -375,7 +375,7 @@ struct TNode {
     /// (frame, node) of each child, in the order they were added until
     /// [`CallTree::finish`], then in perf's tree order. The frame is kept
     /// beside the index so a lookup does not visit every child node.
-    children: Vec<(FrameId, u32)>,
+    children: Children,
     /// The kinds of frames among the children ([`FrameKind`] bits).
     child_kinds: u8,
     /// The children mix kinds: perf's tree of them is in
@@ -383,6 +383,68 @@ struct TNode {
     children_mixed: bool,
     /// Changes whenever that tree does (see [`CallTree::walked_mixed`]).
     mixed_version: u32,
+}
+
+/// A node's (frame, child) pairs. Most nodes have one child, kept in the
+/// node: a walk down a chain then reads each node, not also a list.
+#[derive(Clone, Debug, Default)]
+enum Children {
+    #[default]
+    None,
+    One((FrameId, u32)),
+    Many(Vec<(FrameId, u32)>),
+}
+
+impl Children {
+    fn push(&mut self, child: (FrameId, u32)) {
+        *self = match std::mem::take(self) {
+            Children::None => Children::One(child),
+            Children::One(first) => Children::Many(vec![first, child]),
+            Children::Many(mut v) => {
+                v.push(child);
+                Children::Many(v)
+            }
+        };
+    }
+}
+
+impl std::ops::Deref for Children {
+    type Target = [(FrameId, u32)];
+    fn deref(&self) -> &Self::Target {
+        match self {
+            Children::None => &[],
+            Children::One(c) => std::slice::from_ref(c),
+            Children::Many(v) => v,
+        }
+    }
+}
+
+impl std::ops::DerefMut for Children {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        match self {
+            Children::None => &mut [],
+            Children::One(c) => std::slice::from_mut(c),
+            Children::Many(v) => v,
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a Children {
+    type Item = &'a (FrameId, u32);
+    type IntoIter = std::slice::Iter<'a, (FrameId, u32)>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl FromIterator<(FrameId, u32)> for Children {
+    fn from_iter<I: IntoIterator<Item = (FrameId, u32)>>(iter: I) -> Self {
+        let mut c = Children::None;
+        for child in iter {
+            c.push(child);
+        }
+        c
+    }
 }
 
 /// Kinds of frames, which perf's `match_chain` compares by different keys.
@@ -489,7 +551,7 @@ impl TNode {
             count: 0,
             cumul: 0,
             cumul_count: 0,
-            children: Vec::new(),
+            children: Children::None,
             child_kinds: 0,
             children_mixed: false,
             mixed_version: 0,
