@@ -1951,7 +1951,11 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                 }
                                 // In perf's tree each sample's own DSO steers the
                                 // walk, so unresolved entries keep theirs.
-                                if sym.is_some() || *k == SortKey::SymOff || tree_keys {
+                                if sym.is_some()
+                                    || *k == SortKey::SymOff
+                                    || tree_keys
+                                    || tree_graphs
+                                {
                                     key.dso = dso_name.map_or(0, |d| d + 1);
                                 }
                             }
@@ -2259,7 +2263,10 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                             if *k == SortKey::SymOff {
                                                 ck.addr = f.ip;
                                             }
-                                            if f.sym.is_some() || *k == SortKey::SymOff {
+                                            if f.sym.is_some()
+                                                || *k == SortKey::SymOff
+                                                || tree_graphs
+                                            {
                                                 ck.dso = fdso;
                                             }
                                         }
