@@ -3064,10 +3064,13 @@ impl<'a> KeyCmp<'a> {
                     null_last(self.dso_name(a), self.dso_name(b), scmp).then_with(|| {
                         null_last(self.sym_of(a), self.sym_of(b), |x, y| {
                             // perf's _sort__sym_cmp: an inline frame's
-                            // symbol is its function's name over its range.
+                            // symbol is its function's name over its range,
+                            // compared the other way round from addresses
+                            // (strcmp(left, right) where those are
+                            // right - left).
                             if x.inlined || y.inlined {
                                 let names =
-                                    scmp(self.d.strings.get(x.name), self.d.strings.get(y.name));
+                                    scmp(self.d.strings.get(y.name), self.d.strings.get(x.name));
                                 if names.is_ne() || (x.start <= y.end && x.end >= y.start) {
                                     return names;
                                 }
