@@ -962,3 +962,29 @@ fn tracepoint_errors() {
         assert!(err.contains("can't access trace events"), "{err}");
     }
 }
+
+/// A symbol longer than perf's 1024-byte header buffer (Rust's generic
+/// instances get that long): perf cuts that column's header there, not
+/// its rows.
+#[test]
+fn symbol_longer_than_perfs_header_buffer() {
+    let Some(gcc) = which("gcc").filter(|_| require_perf_record()) else {
+        return;
+    };
+    let dir = tempdir();
+    let name = format!("long_{}", "x".repeat(1100));
+    let source = format!(
+        "static volatile unsigned long sink;\n\
+         __attribute__((noinline)) void {name}(unsigned long n) \
+         {{ for (unsigned long i = 0; i < n; i++) sink += i; }}\n\
+         int main(void) {{ {name}(300000000UL); return 0; }}\n"
+    );
+    let exe = compile_c(&gcc, &dir, &source, "longname", &["-O1"], &[]);
+    let files = record_both(&dir, "longname", &["-F", "999"], &[path_str(&exe)]);
+    let rows = report_stdio(prec(), &files[1], Input::File, &["--sort", "sym"]);
+    assert!(rows.contains(&name), "no {name} in prec's report:\n{rows}");
+    check(
+        &files,
+        &[&[], &["--sort", "sym"], &["--sort", "comm,dso,sym", "-n"]],
+    );
+}

@@ -706,16 +706,21 @@ fn write_hists(
         match f {
             Field::Children => header.push_str(&format!("{:>cw$}", "Children")),
             Field::Overhead => header.push_str(&format!("{:>cw$}", overhead_name())),
-            // perf's `%-*.*s`: a user width cuts the header.
-            Field::Key(k) if user_width(i, f).is_some() => {
-                header.push_str(&format!("{:<cw$.cw$}", k.header()))
+            // perf's `%-*.*s` into a 1024-byte buffer: a user width cuts
+            // the header, and so does that buffer (symbols over 1019
+            // characters, as Rust's can be).
+            Field::Key(k) => {
+                let text = match user_width(i, f) {
+                    Some(_) => format!("{:<cw$.cw$}", k.header()),
+                    None => format!("{:<cw$}", k.header()),
+                };
+                header.extend(text.chars().take(PERF_HEADER_FIELD_MAX));
             }
             Field::ModeOverhead(slot) => {
                 header.push_str(&format!("{:>cw$}", ModePeriods::header(*slot)))
             }
             Field::Sample => header.push_str(&format!("{:>cw$}", "Samples")),
             Field::Period => header.push_str(&format!("{:>cw$}", "Period")),
-            Field::Key(k) => header.push_str(&format!("{:<cw$}", k.header())),
         }
         dots.push_str(&".".repeat(cw));
     }
@@ -850,6 +855,10 @@ struct Hierarchy<'a> {
 }
 
 /// perf's HIERARCHY_INDENT.
+/// The most characters perf prints of one column's header (its
+/// `hists__fprintf_headers` buffer is 1024 bytes).
+const PERF_HEADER_FIELD_MAX: usize = 1023;
+
 const HIERARCHY_INDENT: usize = 3;
 
 /// The length of perf's string of dots for `--hierarchy` headers.
