@@ -198,7 +198,8 @@ pub(crate) struct Pending<'a> {
     hash: u64,
     key: Vec<u8>,
     tail: &'a [u8],
-    /// The raw key is stored, but its outcome's checks failed.
+    /// The key is stored, but its outcome's checks failed: its index in
+    /// `raw_outcomes` (raw lookups) or `pinned_outcomes` (pinned ones).
     existing: Option<u32>,
     /// That outcome's resolved sample, whose place a new resolution can
     /// take (see [`SampleReplay::take_repeats_of`]).
