@@ -19,8 +19,10 @@ pub fn demangle(name: &str) -> Option<String> {
     if !name.starts_with("_Z") {
         return None;
     }
-    if is_rust_legacy(name) {
-        if let Ok(d) = rustc_demangle::try_demangle(name) {
+    if let Some(path) = rust_legacy_path(name) {
+        // libiberty drops whatever suffix follows the path (`.llvm.123`,
+        // `.0`); rustc_demangle keeps all but LLVM's.
+        if let Ok(d) = rustc_demangle::try_demangle(path) {
             return Some(format!("{d:#}"));
         }
     }
@@ -84,7 +86,7 @@ fn demangle_cpp(name: &str) -> Option<String> {
             return Some(format!("{prefix}{}", cpp(&format!("_Z{r}"), true)?));
         }
     }
-    let mut out = cpp(name, false)?;
+    let mut out = cpp(name, false).or_else(|| name_of_unparsed_signature(name))?;
     if !body.starts_with('T') && !body.starts_with('G') {
         // Top-level ref-qualifiers go with the parameters.
         for q in [" &&", " &"] {
@@ -106,6 +108,25 @@ fn demangle_cpp(name: &str) -> Option<String> {
         }
     }
     Some(out)
+}
+
+/// cpp_demangle rejects the unresolved names of GCC's older mangling,
+/// `sr <type> <name>` (`XsrNS_10int_traitsIS5_EE14precision_typeE`, where
+/// the ABI now says `srN`), which GCC still writes in the return and
+/// parameter types of function templates; libiberty reads both. Those
+/// types are not printed without parameters, so the name alone is
+/// demangled: the longest `_Z<name>` prefix that parses. A cut right before
+/// template arguments or an ABI tag would leave the name unfinished.
+fn name_of_unparsed_signature(name: &str) -> Option<String> {
+    let mangled = name.split('.').next()?;
+    if !mangled.contains("sr") {
+        return None;
+    }
+    let bytes = mangled.as_bytes();
+    (3..bytes.len())
+        .rev()
+        .filter(|&end| !matches!(bytes[end], b'I' | b'B'))
+        .find_map(|end| cpp(&mangled[..end], false))
 }
 
 /// Skips `n` `[n]<number>_` call offsets.
@@ -133,8 +154,9 @@ fn cpp(name: &str, params: bool) -> Option<String> {
 fn libiberty_style(s: &str) -> String {
     let s = integer_literals(s).replace("std::nullptr_t", "decltype(nullptr)");
     let s = std_abbreviations(&s);
-    let s = misplaced_reference(&s);
+    let s = misplaced_qualifiers(&s);
     let s = function_types(&s);
+    let s = function_addresses(&s);
     // An empty template parameter pack prints nothing; libiberty then takes
     // back the `, ` before it, and as its last character is still a space,
     // a closing `>` after a `>` gets no space: `A<B<C>>`.
@@ -223,21 +245,65 @@ fn std_abbreviations(s: &str) -> String {
     out
 }
 
-/// cpp_demangle sometimes prints a reference to a nested type as
-/// `A&::B`; libiberty prints `A::B&`.
-fn misplaced_reference(s: &str) -> String {
+/// cpp_demangle sometimes prints the pointer, reference or cv-qualifiers of
+/// a nested type on its prefix: `A&::B`, `A*::B::C`, `A const::B*`;
+/// libiberty prints them after the whole name: `A::B&`, `A::B::C*`,
+/// `A::B const*`. (`f() const::x`, a local name, follows a `)`.)
+fn misplaced_qualifiers(s: &str) -> String {
+    const QUALIFIERS: [&str; 4] = [" const", " volatile", "*", "&"];
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
     let mut s = s.to_string();
-    while let Some(i) = s.find("&::") {
-        let start = s[..i].trim_end_matches('&').len();
-        let refs = s[start..i + 1].to_string();
-        let after = i + 3;
-        let len = s[after..]
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .unwrap_or(s.len() - after);
-        let name = s[after..after + len].to_string();
-        s.replace_range(start..after + len, &format!("::{name}{refs}"));
+    let mut from = 0;
+    while let Some(found) = s[from..].find("::") {
+        let i = from + found;
+        from = i + 2;
+        let mut start = i;
+        while let Some(q) = QUALIFIERS.iter().find(|q| s[..start].ends_with(*q)) {
+            start -= q.len();
+        }
+        let owner = s[..start].chars().next_back();
+        if start == i || !owner.is_some_and(|c| ident(c) || c == '>') {
+            continue;
+        }
+        // The rest of the qualified name: `B`, `B<T>::C`, …
+        let mut end = i;
+        while let Some(rest) = s[end..].strip_prefix("::") {
+            let len = rest.find(|c: char| !ident(c)).unwrap_or(rest.len());
+            if len == 0 {
+                break;
+            }
+            end += 2 + len;
+            if s[end..].starts_with('<') {
+                end += matching_angle(&s[end..]).map_or(0, |close| close + 1);
+            }
+        }
+        if end == i {
+            continue;
+        }
+        let qualifiers = s[start..i].to_string();
+        let name = s[i..end].to_string();
+        s.replace_range(start..end, &format!("{name}{qualifiers}"));
+        from = start;
     }
     s
+}
+
+/// The index of the `>` closing the `<` that starts `s`.
+fn matching_angle(s: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, c) in s.char_indices() {
+        match c {
+            '<' => depth += 1,
+            '>' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// A function type prints `R (A)` in libiberty, `R(A)` in cpp_demangle
@@ -245,8 +311,9 @@ fn misplaced_reference(s: &str) -> String {
 /// after a name is a function type unless it closes a local function
 /// name (`f(int) const::x`) or follows a keyword.
 fn function_types(s: &str) -> String {
-    const KEYWORDS: [&str; 8] = [
+    const KEYWORDS: [&str; 9] = [
         "operator", "decltype", "sizeof", "alignof", "noexcept", "lambda", "typeid", "throw",
+        "__vector",
     ];
     let b = s.as_bytes();
     let mut out = String::with_capacity(s.len() + 8);
@@ -260,6 +327,10 @@ fn function_types(s: &str) -> String {
             continue;
         }
         if KEYWORDS.iter().any(|k| s[..i].ends_with(k)) {
+            continue;
+        }
+        // A function type returning a function pointer: `void (*(int))(long)`.
+        if s[..i].ends_with("(*") || s[..i].ends_with("(&") {
             continue;
         }
         // The matching `)`.
@@ -302,6 +373,78 @@ fn function_types(s: &str) -> String {
     }
     out.push_str(&s[last..]);
     out
+}
+
+/// A template argument that is the address of a function prints
+/// `&f (int)` after [`function_types`]; libiberty prints `&(f(int))`, and
+/// `&ns::f` for a qualified name (`d_print_comp`, `DEMANGLE_COMPONENT_UNARY`:
+/// it drops the argument list of `&` on a qualified name and puts other
+/// operands in parentheses).
+fn function_addresses(s: &str) -> String {
+    if !s.contains('&') {
+        return s.to_string();
+    }
+    let name_char = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == ':';
+    let mut out = String::with_capacity(s.len() + 8);
+    let mut rest = s;
+    while let Some(i) = rest.find('&') {
+        let (before, at) = rest.split_at(i);
+        out.push_str(before);
+        let argument_start = out.ends_with('<') || out.ends_with(", ");
+        let mut name_len = 0;
+        loop {
+            let rest = &at[1 + name_len..];
+            if let Some(r) = rest.strip_prefix("(anonymous namespace)") {
+                name_len = at.len() - 1 - r.len();
+                continue;
+            }
+            let len = rest.find(|c: char| !name_char(c)).unwrap_or(rest.len());
+            if len == 0 {
+                break;
+            }
+            name_len += len;
+        }
+        let name = &at[1..1 + name_len];
+        let after_name = &at[1 + name_len..];
+        let params = after_name.strip_prefix(' ').unwrap_or(after_name);
+        let closing = params
+            .strip_prefix('(')
+            .and_then(|p| matching_parenthesis(p).map(|end| (&p[..end], &p[end + 1..])));
+        match closing {
+            Some((args, tail))
+                if argument_start
+                    && !name.is_empty()
+                    && (tail.starts_with(',') || tail.starts_with('>')) =>
+            {
+                if name.contains("::") {
+                    out.push_str(&format!("&{name}"));
+                } else {
+                    out.push_str(&format!("&({name}({args}))"));
+                }
+                rest = tail;
+            }
+            _ => {
+                out.push('&');
+                rest = &at[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The index of the `)` closing a parenthesis opened just before `s`.
+fn matching_parenthesis(s: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' if depth == 0 => return Some(i),
+            ')' => depth -= 1,
+            _ => {}
+        }
+    }
+    None
 }
 
 /// `(unsigned int)8` → `8u`: libiberty prints literals of int-like builtin
@@ -360,29 +503,24 @@ fn integer_literals(s: &str) -> String {
 }
 
 /// Rust legacy mangling: `_ZN` … `17h` + 16 hex digits + `E`, optionally
-/// followed by an LLVM suffix such as `.llvm.123`.
-fn is_rust_legacy(name: &str) -> bool {
+/// followed by a suffix such as `.llvm.123`; returns `name` up to that `E`.
+fn rust_legacy_path(name: &str) -> Option<&str> {
     // Walk the `<len><ident>` path rather than cutting at the first '.':
     // legacy identifiers spell `::` inside generics as `..`.
-    let Some(mut rest) = name.strip_prefix("_ZN") else {
-        return false;
-    };
+    let mut rest = name.strip_prefix("_ZN")?;
     let mut last = "";
     loop {
         if let Some(after) = rest.strip_prefix('E') {
             // Nothing, or a `.llvm.NNN`-style suffix, may follow.
-            return (after.is_empty() || after.starts_with('.'))
+            let legacy = (after.is_empty() || after.starts_with('.'))
                 && last.len() == 17
                 && last.starts_with('h')
                 && last[1..].bytes().all(|b| b.is_ascii_hexdigit());
+            return legacy.then(|| &name[..name.len() - after.len()]);
         }
         let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        let Ok(len) = rest[..digits].parse::<usize>() else {
-            return false;
-        };
-        let Some(ident) = rest.get(digits..digits + len) else {
-            return false;
-        };
+        let len = rest[..digits].parse::<usize>().ok()?;
+        let ident = rest.get(digits..digits + len)?;
         last = ident;
         rest = &rest[digits + len..];
     }
@@ -442,6 +580,46 @@ mod tests {
         assert_eq!(
             demangle("_Z4spinRSt6vectorIiSaIiEEi").as_deref(),
             Some("spin")
+        );
+        // GCC's older `sr <type> <name>` in the signature (cc1's wide-int
+        // templates), with and without a clone suffix; libiberty's answers.
+        assert_eq!(
+            demangle("_ZN2wi7lrshiftI16generic_wide_intI16wide_int_storageES3_EENS_13binary_traitsIT_S5_XsrNS_10int_traitsIS5_EE14precision_typeEXsrS7_14precision_typeEE11result_typeERKS5_RKT0_").as_deref(),
+            Some("wi::lrshift<generic_wide_int<wide_int_storage>, generic_wide_int<wide_int_storage> >")
+        );
+        assert_eq!(
+            demangle("_Z10multiple_pILj1EljEN10if_nonpolyIT1_bXsr15poly_int_traitsIS1_E7is_polyEE4typeERK12poly_int_podIXT_ET0_ES1_.isra.0").as_deref(),
+            Some("multiple_p<1u, long, unsigned int>")
+        );
+        // Not a name to cut short: libiberty cannot read it either.
+        assert_eq!(demangle("_Z1AIXsr1BIT_E1bEE1fEv"), None);
+        // Suffixes after a legacy Rust path; vector types; qualifiers that
+        // cpp_demangle leaves on a nested type's prefix; a function type
+        // returning a function pointer.
+        assert_eq!(
+            demangle("_ZN3log6LOGGER17h495b80f51a89d58fE.0").as_deref(),
+            Some("log::LOGGER")
+        );
+        assert_eq!(
+            demangle("_Z10sort_n_vecI10zmm_vectorIdELi32EDv8_dEvPNT_6type_tEi").as_deref(),
+            Some("sort_n_vec<zmm_vector<double>, 32, double __vector(8)>")
+        );
+        assert_eq!(
+            demangle("_ZN4llvm15SmallVectorImplISt4pairIPKN5clang13CallGraphNodeEPKNS3_10CallRecordEEEaSEOSA_").as_deref(),
+            Some("llvm::SmallVectorImpl<std::pair<clang::CallGraphNode const*, clang::CallGraphNode::CallRecord const*> >::operator=")
+        );
+        assert_eq!(
+            demangle("_ZN1AISt5_BindIFPFviEcEEE1fEv").as_deref(),
+            Some("A<std::_Bind<void (*(char))(int)> >::f")
+        );
+        // A function's address as a template argument.
+        assert_eq!(
+            demangle("_Z1fIXadL_Z1gPFviEEELi3EEvv").as_deref(),
+            Some("f<&(g(void (*)(int))), 3>")
+        );
+        assert_eq!(
+            demangle("_Z1fIiXadL_ZN2ns1gEiEEEvv").as_deref(),
+            Some("f<int, &ns::g>")
         );
         // libiberty's style (perf 6.1): literal suffixes, empty packs,
         // special names, std abbreviations.

@@ -898,6 +898,8 @@ fn demangle_matches_libiberty() {
         "/usr/lib/x86_64-linux-gnu/libboost_regex.so.1.74.0",
         "/usr/lib/x86_64-linux-gnu/libboost_filesystem.so.1.74.0",
         "/usr/lib/x86_64-linux-gnu/libboost_program_options.so.1.74.0",
+        // GCC's own templates: older `sr` unresolved names, function addresses.
+        "/usr/lib/gcc/x86_64-linux-gnu/12/cc1",
     ];
     let mut names = Vec::new();
     for lib in libs.iter().filter(|l| Path::new(l).exists()) {
