@@ -376,9 +376,9 @@ fn filters_match_perf() {
         return;
     }
     let runs: &[(&str, &[&str])] = &[
-        ("threads.data", &["--pid", "8411"]),
-        ("threads.data", &["--tid", "8413,8414"]),
-        ("threads.data", &["--tid", "8411"]),
+        ("threads.data", &["--pid", "10247"]),
+        ("threads.data", &["--tid", "10249,10250"]),
+        ("threads.data", &["--tid", "10247"]),
         ("threads.data", &["--comms", "worker-a"]),
         ("threads.data", &["--comms", "worker-a,threads"]),
         ("threads.data", &["--percent-limit", "20"]),
@@ -388,7 +388,7 @@ fn filters_match_perf() {
         ("hot3-default.data", &["--symbols", "hot_a,hot_b"]),
         ("hot3-default.data", &["--percent-limit", "5"]),
         ("hot3-default.data", &["--time", "0,"]),
-        ("uselib.data", &["--dsos", "libc.so.6"]),
+        ("uselib.data", &["--dsos", "libhot.so"]),
         ("system-wide.data", &["--cpu", "0"]),
         ("system-wide.data", &["--time", "0,99999999"]),
         // Percentages of the SAMPLE_TIME span: slices, ranges, a prefix.
@@ -409,7 +409,22 @@ fn filters_match_perf() {
             if let Err(e) = compare_report(&file, Input::File, &args) {
                 failures.push(e);
             }
+            // Pids and tids change when the fixtures are recorded again: a
+            // filter that keeps nothing would compare two empty tables.
+            let by_id = matches!(filter.first(), Some(&"--pid" | &"--tid"));
+            let ours = report_stdio(prec(), &file, Input::File, &args);
+            if by_id && !ours.lines().any(|l| !l.starts_with('#') && l.contains('%')) {
+                failures.push(format!("{name} {args:?}: no rows kept"));
+            }
         }
+    }
+    // Unresolved symbols widen the Shared Object column to 16, but not
+    // under --dsos (hists__set_unres_dso_col_len); quipper's binaries are
+    // absent.
+    let forkexit = quipper_dir().join("perf.data.forkexit-3.8");
+    let args = ["--sort", "comm,dso,sym", "--dsos", "chrome,libc-2.15.so"];
+    if let Err(e) = compare_report(&forkexit, Input::File, &args) {
+        failures.push(e);
     }
     assert_no_failures(&failures);
 }

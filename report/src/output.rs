@@ -20,8 +20,8 @@
 //!
 //! Column widths follow perf's `hists__calc_col_len`, including its quirks:
 //! the Command width comes from each entry's thread's final comm, and a DSO
-//! column narrower than 16 is widened to 22 once an entry without a symbol
-//! is seen.
+//! column narrower than 16 is widened to 16 once an entry without a symbol
+//! is seen (unless `--dsos` was given).
 
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -285,7 +285,9 @@ fn calc_widths_of<'e>(
             Some(n) => w.sym = w.sym.max(n.len() + 4),
             None => {
                 w.sym = w.sym.max(16 + 4 + 2);
-                if w.dso < 16 {
+                // hists__set_unres_dso_col_len: not with a --dsos list.
+                let widen = data.options.dsos.is_none() && data.options.field_sep.is_none();
+                if w.dso < 16 && widen {
                     w.dso = 16;
                 }
             }

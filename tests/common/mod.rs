@@ -283,9 +283,43 @@ fn build_fixture_bins() -> PathBuf {
 // perf.data fixtures
 // ---------------------------------------------------------------------------
 
-/// `fixtures/perf`, holding perf.data files recorded by perf 6.1 (see its README.md).
+/// Where `fixtures/perf/record.sh` put the programs it recorded: the
+/// recordings name their binaries by this path.
+pub const RECORDED_BINS: &str = "/tmp/prec-fixtures-bin";
+
+/// `fixtures/perf`, holding perf.data files recorded by perf 6.1 (see its
+/// README.md). The programs they recorded (`fixtures/perf/bin`, kept
+/// because a rebuild gets other build-ids) are first installed at
+/// [`RECORDED_BINS`], so perf and prec both find them on any machine.
 pub fn own_fixtures_dir() -> PathBuf {
+    static INSTALLED: OnceLock<()> = OnceLock::new();
+    INSTALLED.get_or_init(install_recorded_bins);
     repo_root().join("fixtures/perf")
+}
+
+/// Copies each of `fixtures/perf/bin` to [`RECORDED_BINS`] unless an equal
+/// file is there; through a temporary name, so a concurrent test process
+/// never runs a half-written binary.
+fn install_recorded_bins() {
+    let from = repo_root().join("fixtures/perf/bin");
+    let to = Path::new(RECORDED_BINS);
+    fs::create_dir_all(to).unwrap_or_else(|e| panic!("create {}: {e}", to.display()));
+    let entries = fs::read_dir(&from).unwrap_or_else(|e| panic!("read {}: {e}", from.display()));
+    for entry in entries {
+        let src = entry.expect("read fixtures/perf/bin entry").path();
+        let dst = to.join(src.file_name().expect("file name"));
+        let bytes = fs::read(&src).unwrap_or_else(|e| panic!("read {}: {e}", src.display()));
+        if fs::read(&dst).is_ok_and(|old| old == bytes) {
+            continue;
+        }
+        let tmp = to.join(format!(
+            ".{}.{}",
+            src.file_name().and_then(OsStr::to_str).unwrap_or("bin"),
+            std::process::id()
+        ));
+        fs::copy(&src, &tmp).unwrap_or_else(|e| panic!("copy to {}: {e}", tmp.display()));
+        fs::rename(&tmp, &dst).unwrap_or_else(|e| panic!("install {}: {e}", dst.display()));
+    }
 }
 
 /// All `fixtures/perf/*.data`, sorted by name.
