@@ -1012,12 +1012,12 @@ fn search_debug_file(
     if let (Some(id), Some(dir)) = (bin.info.build_id.as_deref(), build_id_cache_dir(symfs)) {
         if id.len() > 1 {
             let h = hex(id);
-            candidates.push(
-                dir.join(".build-id")
-                    .join(&h[..2])
-                    .join(&h[2..])
-                    .join("debug"),
-            );
+            let cached = dir.join(".build-id").join(&h[..2]).join(&h[2..]);
+            candidates.push(cached.join("debug"));
+            // perf record's copy of the binary: perf reads its symbols and
+            // lines from there first, so a copy at the recorded path that
+            // lost its DWARF still has source lines in perf report.
+            candidates.push(cached.join("elf"));
         }
     }
     let own = std::fs::canonicalize(&bin.file).ok();
@@ -1042,7 +1042,9 @@ fn search_debug_file(
 /// The file binutils 2.40 names for `addr` when that differs from the
 /// DWARF reading: the primary file (entry 0) for a DWARF 5 row whose file
 /// register was never set in its sequence (see
-/// [`Symbolizer::source_location`]). `None` otherwise.
+/// [`Symbolizer::source_location`]), and a file of a relative directory
+/// entry 0, which binutils puts under the unit's directory. `None`
+/// otherwise.
 fn binutils_initial_file(dwarf: &Dwarf, addr: u64) -> Option<String> {
     // Finding the unit parses its functions: skip it for DWARF 4.
     if !dwarf.line_v5 {
@@ -1090,12 +1092,7 @@ fn initial_file_of_unit(ctx: &DwarfContext<'_>, addr: u64) -> Option<String> {
         prev = Some((row.address(), row.file_index(), initial));
     }
     let (file_index, initial) = found?;
-    if file_index != 1 || !initial {
-        return None;
-    }
     let header = rows.header();
-    let primary = header.file(0)?;
-    let entry1 = header.file(1)?;
     let render = |f: &gimli::FileEntry<DwarfReader<'_>>| -> Option<String> {
         let name = dwarf.attr_string(unit, f.path_name()).ok()?;
         let name = name.to_string_lossy().into_owned();
@@ -1118,8 +1115,27 @@ fn initial_file_of_unit(ctx: &DwarfContext<'_>, addr: u64) -> Option<String> {
         path.push_str(&name);
         Some(path)
     };
-    let (p, e) = (render(primary)?, render(entry1)?);
-    (p != e).then_some(p)
+    if file_index == 1 && initial {
+        let (p, e) = (render(header.file(0)?)?, render(header.file(1)?)?);
+        if p != e {
+            return Some(p);
+        }
+    }
+    // binutils puts the unit's directory before directory entry 0 too when
+    // that is relative (glibc: `./elf/./elf/dl-reloc.c`), where DWARF 5
+    // makes entry 0 the unit's directory itself.
+    let entry = header.file(file_index)?;
+    let relative_dir0 = entry.directory_index() == 0
+        && entry.directory(header).is_some_and(|d| {
+            dwarf
+                .attr_string(unit, d)
+                .is_ok_and(|d| !d.to_string_lossy().starts_with('/'))
+        });
+    if relative_dir0 {
+        render(entry)
+    } else {
+        None
+    }
 }
 
 fn convert_location(loc: &addr2line::Location<'_>) -> Option<SourceLocation> {
