@@ -220,7 +220,9 @@ fn collapse_with(tool: &Path, text: &str) -> String {
 /// (event line, then one `\t<ip> <sym>+0x<off> (<dso>)` line per frame,
 /// then a blank line): comm with spaces as `_`, frames outermost first,
 /// offsets removed, `[dso]` or `[unknown]` for unresolved symbols, argument
-/// lists cut, the period as count, first event only; sorted.
+/// lists cut, the period as count, first event only; sorted. A call chain
+/// without frames (perf script prints none after an invalid context) is
+/// skipped, as inferno-collapse-perf skips it.
 fn collapse_reference(text: &str) -> String {
     use std::collections::BTreeMap;
     let mut out: BTreeMap<String, u64> = BTreeMap::new();
@@ -230,7 +232,7 @@ fn collapse_reference(text: &str) -> String {
     let mut skip = false;
     let mut stack: Vec<String> = Vec::new();
     let mut flush = |comm: &str, stack: &mut Vec<String>, period: u64, skip: bool| {
-        if !skip && !comm.is_empty() {
+        if !skip && !comm.is_empty() && !stack.is_empty() {
             let mut s = comm.to_string();
             for f in stack.iter().rev() {
                 s.push(';');
