@@ -432,6 +432,15 @@ impl Machine {
         self.kernel_epoch += 1;
     }
 
+    /// The lowest start of the maps of `dso` in the user address space of
+    /// thread `tid` (maps left from before an exec included, as perf keeps
+    /// them).
+    pub fn lowest_map_start(&mut self, pid: i32, tid: i32, dso: DsoId) -> Option<u64> {
+        let thread = self.findnew(pid, tid);
+        let maps = &self.maps[self.thread(thread).maps.0 as usize];
+        maps.iter().filter(|m| m.dso == dso).map(|m| m.start).min()
+    }
+
     /// Resolves a sample address like perf's `machine__resolve` +
     /// `thread__find_map`.
     pub fn resolve(&mut self, pid: i32, tid: i32, cpumode: u16, ip: u64) -> Location {

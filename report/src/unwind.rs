@@ -57,6 +57,12 @@
 //!   (`frame_chain`: taken only if `sp <= rbp <= sp + 0x4000`); prec does
 //!   the same instead of framehop's own fallback. perf's `access_mem` never
 //!   serves the stack copy's last 8 bytes, and neither does prec.
+//! * perf finds a module's `.eh_frame_hdr` at the lowest start of any map
+//!   of the same DSO in the thread, and keeps a process's maps from before
+//!   its exec: a program started by a shell that had libc or ld.so at a
+//!   lower address gets the shell's copy searched, finds no FDE there and
+//!   falls back to the rbp guess (or stops, where nothing of the file is
+//!   mapped at that address). prec models both.
 //! * Unwinding stops when the pc is in no map or in a map without a
 //!   readable binary (perf's libunwind cannot find unwind info there either),
 //!   at the root of the stack (`_start`, `clone3`), or after
@@ -159,6 +165,8 @@ pub trait AddressSpace {
     fn find_map(&mut self, addr: u64) -> Option<Map>;
     /// The DSO behind a map.
     fn dso(&self, id: DsoId) -> &Dso;
+    /// The lowest start of the maps of `dso` (perf's base address search).
+    fn lowest_start(&mut self, dso: DsoId) -> Option<u64>;
 }
 
 /// A thread of a [`Machine`], resolved with [`Machine::resolve`] (user
@@ -186,6 +194,9 @@ impl AddressSpace for ThreadSpace<'_> {
     fn dso(&self, id: DsoId) -> &Dso {
         self.machine.dsos.get(id)
     }
+    fn lowest_start(&mut self, dso: DsoId) -> Option<u64> {
+        self.machine.lowest_map_start(self.pid, self.tid, dso)
+    }
 }
 
 /// A plain [`Maps`] + [`Dsos`] pair (for callers that hold them directly).
@@ -200,6 +211,13 @@ impl AddressSpace for MapsSpace<'_> {
     }
     fn dso(&self, id: DsoId) -> &Dso {
         self.dsos.get(id)
+    }
+    fn lowest_start(&mut self, dso: DsoId) -> Option<u64> {
+        self.maps
+            .iter()
+            .filter(|m| m.dso == dso)
+            .map(|m| m.start)
+            .min()
     }
 }
 
@@ -409,6 +427,68 @@ struct Entry {
 struct ModuleInfo {
     info: Arc<BinaryUnwindInfo>,
     bias: u64,
+    dso: DsoId,
+    /// perf's `elf_base_address` of the binary and the end of its image.
+    elf_base: u64,
+    image_end: u64,
+}
+
+/// Where perf 6.1 looks for a module's `.eh_frame_hdr` table.
+///
+/// perf's `find_proc_info` takes the module's base address as the lowest
+/// start of any map of the same DSO in the thread, minus the ELF's base.
+/// perf keeps the maps of a process from before its exec, so a program
+/// started by a shell that had the same library (ld.so, libc) at a lower
+/// address gets the shell's base: libunwind then reads the table there.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum TableBase {
+    /// The module's own load address.
+    Right,
+    /// Another load address, holding the same file's bytes: no FDE covers
+    /// the pc (`-UNW_ENOINFO`), so libunwind guesses from rbp.
+    Misplaced,
+    /// Another load address with nothing of this file mapped: the read
+    /// fails and so does the unwinding.
+    Unreadable,
+}
+
+impl TableBase {
+    fn of(module: &ModuleInfo, space: &mut dyn AddressSpace) -> TableBase {
+        let Some(lowest) = space.lowest_start(module.dso) else {
+            return TableBase::Right;
+        };
+        let base = lowest.wrapping_sub(module.elf_base);
+        // Only a base of another mapping of the whole file is modelled; a
+        // base a few pages off (a missing first segment) reads the table
+        // from inside the same image, with unpredictable results.
+        if base.abs_diff(module.bias) < module.image_end {
+            return TableBase::Right;
+        }
+        let (Some((hdr_svma, hdr)), Some((eh_svma, eh))) = (
+            module.info.section(b".eh_frame_hdr"),
+            module.info.section(b".eh_frame"),
+        ) else {
+            return TableBase::Right;
+        };
+        // libunwind reads the search table and then an FDE there: both
+        // sections must lie in maps of the file (what is left of them).
+        let ends = [
+            hdr_svma,
+            hdr_svma + (hdr.len() as u64).saturating_sub(1),
+            eh_svma,
+            eh_svma + (eh.len() as u64).saturating_sub(1),
+        ];
+        let readable = ends.iter().all(|&svma| {
+            space
+                .find_map(base.wrapping_add(svma))
+                .is_some_and(|m| m.dso == module.dso)
+        });
+        if readable {
+            TableBase::Misplaced
+        } else {
+            TableBase::Unreadable
+        }
+    }
 }
 
 /// Per-process module list.
@@ -559,6 +639,7 @@ impl DwarfUnwinder {
         };
 
         let mut frames = vec![ip];
+        let mut table_bases: Vec<(DsoId, TableBase)> = Vec::new();
         let max = self.max_frames.max(1);
         let mut uregs = UnwindRegsX86_64::new(ip, sp, bp);
         let mut addr = FrameAddress::from_instruction_pointer(ip);
@@ -575,7 +656,20 @@ impl DwarfUnwinder {
             // that table has none for the pc, libunwind does not use the
             // CFI at all but guesses a frame from rbp (see frame_chain).
             let lookup = addr.address_for_lookup().wrapping_sub(module.bias);
-            if hdr_has_fde(&module.info, lookup) == Some(false) {
+            let table_base = match table_bases.iter().find(|(d, _)| *d == module.dso) {
+                Some(&(_, b)) => b,
+                None => {
+                    let b = TableBase::of(&module, space);
+                    table_bases.push((module.dso, b));
+                    b
+                }
+            };
+            if table_base == TableBase::Unreadable {
+                break StopReason::NoUnwindInfo;
+            }
+            if table_base == TableBase::Misplaced
+                || hdr_has_fde(&module.info, lookup) == Some(false)
+            {
                 let step = if is_plt_entry(&module.info, pc.wrapping_sub(module.bias)) {
                     // libunwind: "Like regular frame, CFA = RSP+8, RA =
                     // [CFA-8], no regs saved."
@@ -728,13 +822,23 @@ fn module_for(
     // offset-to-vaddr delta differs.
     let svma = symbolizer.to_elf_address(bin, map.start, map.pgoff, pc);
     let bias = pc.wrapping_sub(svma);
+    let (elf_base, image_end) = symbolizer.load_layout(bin).unwrap_or((0, 0));
     let module = Module::new(
         dso.long_name.clone(),
         map.start..map.end,
         bias,
         ModuleSections(info.clone()),
     );
-    Some((module, ModuleInfo { info, bias }))
+    Some((
+        module,
+        ModuleInfo {
+            info,
+            bias,
+            dso: map.dso,
+            elf_base,
+            image_end,
+        },
+    ))
 }
 
 /// Whether the `.eh_frame_hdr` search table of a binary has an FDE covering

@@ -755,6 +755,15 @@ impl Symbolizer {
             .map(|file| file.map(str::to_string))
     }
 
+    /// perf's `elf_base_address`: the first PT_LOAD's `p_vaddr - p_offset`
+    /// (0 for shared objects and PIEs), and the end of the highest PT_LOAD.
+    pub fn load_layout(&self, bin: BinaryId) -> Option<(u64, u64)> {
+        let segs = &self.bin(bin)?.info.segments;
+        let first = segs.first()?;
+        let end = segs.iter().map(|s| s.vaddr.saturating_add(s.memsz)).max()?;
+        Some((first.vaddr.wrapping_sub(first.offset), end))
+    }
+
     /// Whether `bin` is an `ET_EXEC` executable (linked at a fixed address).
     pub fn is_executable(&self, bin: BinaryId) -> bool {
         self.bin(bin).is_some_and(|b| b.info.is_exec)
