@@ -397,8 +397,13 @@ impl Callchains {
                     let frames = resolver.symbolizer.inline_frames(bin, elf);
                     let b = resolver.syms[base.0 as usize].clone();
                     let base_name = strings.get(b.name).to_string();
-                    for f in frames {
-                        let name = f.function.as_deref().unwrap_or("??");
+                    let outermost = frames.len().saturating_sub(1);
+                    for (depth, f) in frames.into_iter().enumerate() {
+                        // Code without a DWARF function (assembly: crti.S's
+                        // _init) has a line but no name; binutils then
+                        // names the outer function from the symbol table.
+                        let fallback = if depth == outermost { &base_name } else { "??" };
+                        let name = f.function.as_deref().unwrap_or(fallback);
                         let srcline = f.location.as_ref().map(|l| strings.intern(&l.srcline()));
                         let (sym, inlined) = if name == base_name {
                             (base, false)
