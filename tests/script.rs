@@ -493,6 +493,11 @@ fn side_events_and_filters_match_perf_script() {
     if !require_perf_record() {
         return;
     }
+    // The system-wide recording sees every process: let this test
+    // process's fixture build (rustc, gcc) finish first. (perf's first
+    // symbol lookup in rustc's librustc_driver fails, "Failed to open ...,
+    // continuing without symbols"; prec's does not.)
+    fixture_bins();
     let dir = tempdir();
     let workload = [
         "sh",
