@@ -274,7 +274,7 @@ fn misplaced_qualifiers(s: &str) -> String {
             }
             end += 2 + len;
             if s[end..].starts_with('<') {
-                end += matching_angle(&s[end..]).map_or(0, |close| close + 1);
+                end += closing(&s[end + 1..], '<', '>').map_or(0, |close| close + 2);
             }
         }
         if end == i {
@@ -286,24 +286,6 @@ fn misplaced_qualifiers(s: &str) -> String {
         from = start;
     }
     s
-}
-
-/// The index of the `>` closing the `<` that starts `s`.
-fn matching_angle(s: &str) -> Option<usize> {
-    let mut depth = 0usize;
-    for (i, c) in s.char_indices() {
-        match c {
-            '<' => depth += 1,
-            '>' => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
 }
 
 /// A function type prints `R (A)` in libiberty, `R(A)` in cpp_demangle
@@ -333,23 +315,9 @@ fn function_types(s: &str) -> String {
         if s[..i].ends_with("(*") || s[..i].ends_with("(&") {
             continue;
         }
-        // The matching `)`.
-        let mut depth = 0usize;
-        let mut end = None;
-        for (j, &d) in b.iter().enumerate().skip(i) {
-            match d {
-                b'(' => depth += 1,
-                b')' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        end = Some(j);
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-        let Some(end) = end else { break };
+        let Some(end) = closing(&s[i + 1..], '(', ')').map(|c| i + 1 + c) else {
+            break;
+        };
         let mut after = &s[end + 1..];
         loop {
             let t = [" const", " volatile", " &&", " &"]
@@ -409,7 +377,7 @@ fn function_addresses(s: &str) -> String {
         let params = after_name.strip_prefix(' ').unwrap_or(after_name);
         let closing = params
             .strip_prefix('(')
-            .and_then(|p| matching_parenthesis(p).map(|end| (&p[..end], &p[end + 1..])));
+            .and_then(|p| closing(p, '(', ')').map(|end| (&p[..end], &p[end + 1..])));
         match closing {
             Some((args, tail))
                 if argument_start
@@ -433,15 +401,17 @@ fn function_addresses(s: &str) -> String {
     out
 }
 
-/// The index of the `)` closing a parenthesis opened just before `s`.
-fn matching_parenthesis(s: &str) -> Option<usize> {
+/// The index in `s` of the `close` matching an `open` just before `s`.
+fn closing(s: &str, open: char, close: char) -> Option<usize> {
     let mut depth = 0usize;
     for (i, c) in s.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' if depth == 0 => return Some(i),
-            ')' => depth -= 1,
-            _ => {}
+        if c == open {
+            depth += 1;
+        } else if c == close {
+            if depth == 0 {
+                return Some(i);
+            }
+            depth -= 1;
         }
     }
     None
