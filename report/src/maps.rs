@@ -277,6 +277,11 @@ impl Maps {
         self.maps.values()
     }
 
+    /// The lowest start of the maps of `dso`.
+    pub fn lowest_start(&self, dso: DsoId) -> Option<u64> {
+        self.iter().filter(|m| m.dso == dso).map(|m| m.start).min()
+    }
+
     /// Number of maps.
     pub fn len(&self) -> usize {
         self.maps.len()

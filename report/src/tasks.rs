@@ -437,8 +437,7 @@ impl Machine {
     /// them).
     pub fn lowest_map_start(&mut self, pid: i32, tid: i32, dso: DsoId) -> Option<u64> {
         let thread = self.findnew(pid, tid);
-        let maps = &self.maps[self.thread(thread).maps.0 as usize];
-        maps.iter().filter(|m| m.dso == dso).map(|m| m.start).min()
+        self.maps[self.thread(thread).maps.0 as usize].lowest_start(dso)
     }
 
     /// Resolves a sample address like perf's `machine__resolve` +

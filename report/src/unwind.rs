@@ -213,11 +213,7 @@ impl AddressSpace for MapsSpace<'_> {
         self.dsos.get(id)
     }
     fn lowest_start(&mut self, dso: DsoId) -> Option<u64> {
-        self.maps
-            .iter()
-            .filter(|m| m.dso == dso)
-            .map(|m| m.start)
-            .min()
+        self.maps.lowest_start(dso)
     }
 }
 
