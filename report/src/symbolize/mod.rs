@@ -374,6 +374,21 @@ fn build_id_cache_dir(symfs: Option<&Path>) -> Option<PathBuf> {
     }
 }
 
+/// perf's build-id cache entry of `id` (`~/.debug/.build-id/xx/yyyy/`,
+/// holding `elf` and `debug`).
+fn build_id_cache_entry(symfs: Option<&Path>, id: &[u8]) -> Option<PathBuf> {
+    if id.len() <= 1 {
+        return None;
+    }
+    let h = hex(id);
+    Some(
+        build_id_cache_dir(symfs)?
+            .join(".build-id")
+            .join(&h[..2])
+            .join(&h[2..]),
+    )
+}
+
 /// Mapped names that are not files (anonymous memory, vdso, heap, ...).
 fn is_pseudo_path(path: &str) -> bool {
     path.is_empty()
@@ -447,17 +462,10 @@ impl Symbolizer {
         if !pseudo {
             candidates.push(with_symfs(self.options.symfs.as_deref(), Path::new(path)));
         }
-        if let (Some(id), Some(dir)) = (expected, build_id_cache_dir(self.options.symfs.as_deref()))
+        if let Some(cached) =
+            expected.and_then(|id| build_id_cache_entry(self.options.symfs.as_deref(), id))
         {
-            if id.len() > 1 {
-                let h = hex(id);
-                candidates.push(
-                    dir.join(".build-id")
-                        .join(&h[..2])
-                        .join(&h[2..])
-                        .join("elf"),
-                );
-            }
+            candidates.push(cached.join("elf"));
         }
         let mut mismatch: Option<(PathBuf, Option<Vec<u8>>)> = None;
         let mut corrupt: Option<(PathBuf, String)> = None;
@@ -1018,16 +1026,17 @@ fn search_debug_file(
     let rel = orig.strip_prefix("/").unwrap_or(orig);
     candidates.push(usr_debug.join(format!("{}.debug", rel.display())));
     candidates.push(usr_debug.join(rel));
-    if let (Some(id), Some(dir)) = (bin.info.build_id.as_deref(), build_id_cache_dir(symfs)) {
-        if id.len() > 1 {
-            let h = hex(id);
-            let cached = dir.join(".build-id").join(&h[..2]).join(&h[2..]);
-            candidates.push(cached.join("debug"));
-            // perf record's copy of the binary: perf reads its symbols and
-            // lines from there first, so a copy at the recorded path that
-            // lost its DWARF still has source lines in perf report.
-            candidates.push(cached.join("elf"));
-        }
+    if let Some(cached) = bin
+        .info
+        .build_id
+        .as_deref()
+        .and_then(|id| build_id_cache_entry(symfs, id))
+    {
+        candidates.push(cached.join("debug"));
+        // perf record's copy of the binary: perf reads its symbols and
+        // lines from there first, so a copy at the recorded path that lost
+        // its DWARF still has source lines in perf report.
+        candidates.push(cached.join("elf"));
     }
     let own = std::fs::canonicalize(&bin.file).ok();
     for cand in candidates {
