@@ -14,6 +14,10 @@
 //!   (fork+exec: >= 95 % reach `main`; see the test for perf's flakiness).
 //! * `pc_without_fde_matches_perf_script`: a hot leaf no FDE covers; perf's
 //!   libunwind guesses the frame from rbp, prec must do the same.
+//! * `odd_frames_match_perf_script`: a leaf whose CFA is a DWARF
+//!   expression, a leaf in `[vdso]`, and code run from a second mapping of
+//!   an `ET_EXEC` file: `prec script` prints what `perf script` prints, and
+//!   `--sort sym` names the remapped function as perf does.
 //! * `bad_input_is_counted_not_fatal`: zero-sized and oversized stack copies,
 //!   ABI 0, garbage registers and stacks.
 //!
@@ -24,7 +28,7 @@ mod common;
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::process::Stdio;
+use std::process::{Command, Stdio};
 
 use common::*;
 use prec_format::constants::misc;
@@ -427,6 +431,45 @@ fn pc_without_fde_matches_perf_script() {
         "only {skips_middle} of {} leaf samples continue at outer (perf's frame-chain guess)",
         in_leaf.len()
     );
+}
+
+/// Three kinds of frames framehop alone gets wrong, one phase each of the
+/// `oddframes` fixture: `cfa_expr_leaf` (its CFA is a DWARF expression,
+/// which libunwind evaluates), `__vdso_clock_gettime` (`[vdso]` has no
+/// file: its CFI comes from the symbolizer's image) and `remapped_spin` run
+/// from a second mapping of the executable (perf's table lookup misses
+/// there and guesses from rbp, while the first mapping unwinds normally).
+#[test]
+fn odd_frames_match_perf_script() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let data = record_dwarf(&dir, "oddframes", &fixture_bin("oddframes"), &[]);
+    let script = |tool: Command| {
+        let mut tool = tool;
+        stdout_of(tool.arg("script").arg("-i").arg(&data))
+    };
+    let (theirs, mine) = (script(perf()), script(prec()));
+    for leaf in ["cfa_expr_leaf", "__vdso_clock_gettime", "remapped_spin"] {
+        // A chain starts on the line after the sample's header.
+        let chains_from_leaf = theirs
+            .split("\n\n")
+            .filter(|s| s.lines().nth(1).is_some_and(|l| l.contains(leaf)))
+            .filter(|s| s.contains(" main+"))
+            .count();
+        assert!(
+            chains_from_leaf >= 20,
+            "perf script has {chains_from_leaf} chains from {leaf} to main"
+        );
+    }
+    assert_eq_text(&theirs, &mine);
+    let args = ["--no-children", "-g", "none", "--sort", "sym"];
+    let report = report_stdio(prec(), &data, Input::File, &args);
+    assert!(report.contains("[.] remapped_spin"), "{report}");
+    if let Err(e) = compare_report(&data, Input::File, &args) {
+        panic!("{e}");
+    }
 }
 
 /// Scheduler samples of a parent asleep in glibc's `__vfork`, whose CFI

@@ -499,9 +499,9 @@ pub struct DwarfUnwinder {
     cache: CacheX86_64,
     processes: HashMap<u32, Process>,
     binaries: HashMap<BinaryId, Option<Arc<BinaryUnwindInfo>>>,
-    /// Per (binary, address): whether its CFI keeps the return address in
-    /// a register (see [`first_frame_step`]).
-    register_ra: HashMap<(usize, u64), bool>,
+    /// Per (binary, address): what of its CFI framehop does not model
+    /// (see [`Unmodelled`]).
+    unmodelled: HashMap<(usize, u64), Unmodelled>,
     stats: UnwindStats,
     /// Most addresses returned per sample, the ip included (perf's
     /// `max_stack`, default [`DEFAULT_MAX_FRAMES`]).
@@ -541,7 +541,7 @@ impl DwarfUnwinder {
             cache: CacheX86_64::new(),
             processes: HashMap::default(),
             binaries: HashMap::default(),
-            register_ra: HashMap::default(),
+            unmodelled: HashMap::default(),
             stats: UnwindStats::default(),
             max_frames: DEFAULT_MAX_FRAMES,
         }
@@ -635,7 +635,8 @@ impl DwarfUnwinder {
         };
 
         let mut frames = vec![ip];
-        let mut table_bases: Vec<(DsoId, TableBase)> = Vec::new();
+        // Per loaded image (a file mapped twice has two).
+        let mut table_bases: Vec<((DsoId, u64), TableBase)> = Vec::new();
         let max = self.max_frames.max(1);
         let mut uregs = UnwindRegsX86_64::new(ip, sp, bp);
         let mut addr = FrameAddress::from_instruction_pointer(ip);
@@ -652,11 +653,12 @@ impl DwarfUnwinder {
             // that table has none for the pc, libunwind does not use the
             // CFI at all but guesses a frame from rbp (see frame_chain).
             let lookup = addr.address_for_lookup().wrapping_sub(module.bias);
-            let table_base = match table_bases.iter().find(|(d, _)| *d == module.dso) {
+            let image = (module.dso, module.bias);
+            let table_base = match table_bases.iter().find(|(i, _)| *i == image) {
                 Some(&(_, b)) => b,
                 None => {
                     let b = TableBase::of(&module, space);
-                    table_bases.push((module.dso, b));
+                    table_bases.push((image, b));
                     b
                 }
             };
@@ -690,31 +692,46 @@ impl DwarfUnwinder {
                     None => break StopReason::NoUnwindInfo,
                 }
             }
-            // A return address held in a register (glibc's __vfork keeps
-            // it in rdi), which framehop does not model: in the first frame
-            // every register is known, so step by the CFI row here.
-            if frames.len() == 1 {
-                let key = (Arc::as_ptr(&module.info) as usize, lookup);
-                let in_register = *self
-                    .register_ra
-                    .entry(key)
-                    .or_insert_with(|| ra_in_register(&module.info, lookup));
-                if in_register {
-                    let Some((ra, sp, bp)) =
-                        first_frame_step(&module.info, lookup, regs, &mut read_stack)
-                    else {
-                        break StopReason::Error;
-                    };
-                    uregs.set_sp(sp);
-                    uregs.set_bp(bp);
-                    match FrameAddress::from_return_address(ra) {
-                        Some(next) => {
-                            frames.push(ra - 1);
-                            addr = next;
-                            continue;
-                        }
-                        None => break StopReason::Complete,
+            // CFI that framehop does not model, stepped by the CFI row
+            // here: a return address held in a register (glibc's __vfork
+            // keeps it in rdi), known in the first frame only, where every
+            // register is; a CFA given by an expression (OpenSSL's
+            // assembly), which libunwind evaluates.
+            let first = frames.len() == 1;
+            let key = (Arc::as_ptr(&module.info) as usize, lookup);
+            let unmodelled = *self
+                .unmodelled
+                .entry(key)
+                .or_insert_with(|| Unmodelled::at(&module.info, lookup));
+            if (first && unmodelled.ra_in_register) || unmodelled.cfa_expression {
+                let (sp, bp) = (uregs.sp(), uregs.bp());
+                let known = |r: gimli::Register| {
+                    if first {
+                        sampled_register(regs, r)
+                    } else if r == gimli::X86_64::RA {
+                        // The pc (a PLT's CFA depends on it).
+                        Some(pc)
+                    } else if r == gimli::X86_64::RSP {
+                        Some(sp)
+                    } else if r == gimli::X86_64::RBP {
+                        Some(bp)
+                    } else {
+                        None
                     }
+                };
+                let Some((ra, sp, bp)) = cfi_step(&module.info, lookup, &known, &mut read_stack)
+                else {
+                    break StopReason::Error;
+                };
+                uregs.set_sp(sp);
+                uregs.set_bp(bp);
+                match FrameAddress::from_return_address(ra) {
+                    Some(next) => {
+                        frames.push(ra - 1);
+                        addr = next;
+                        continue;
+                    }
+                    None => break StopReason::Complete,
                 }
             }
             let Some(process) = self.processes.get(&pid) else {
@@ -869,8 +886,12 @@ fn hdr_has_fde(info: &BinaryUnwindInfo, svma: u64) -> Option<bool> {
     }
 }
 
-/// The CFI row at `svma` (from `.eh_frame`).
-fn cfi_row(info: &BinaryUnwindInfo, svma: u64) -> Option<gimli::UnwindTableRow<usize>> {
+/// The CFI row at `svma` (from `.eh_frame`), with the bytes of its CFA
+/// expression when the CFA is given by one.
+fn cfi_row(
+    info: &BinaryUnwindInfo,
+    svma: u64,
+) -> Option<(gimli::UnwindTableRow<usize>, Option<Vec<u8>>)> {
     use gimli::UnwindSection;
     let section = |name: &[u8]| info.section(name);
     let (eh_svma, eh) = section(b".eh_frame")?;
@@ -880,46 +901,110 @@ fn cfi_row(info: &BinaryUnwindInfo, svma: u64) -> Option<gimli::UnwindTableRow<u
     }
     let mut eh_frame = gimli::EhFrame::new(&eh, gimli::LittleEndian);
     eh_frame.set_address_size(8);
-    let fde = eh_frame
-        .fde_for_address(&bases, svma, gimli::EhFrame::cie_from_offset)
-        .ok()?;
+    // The search table when there is one: a scan of `.eh_frame` costs a
+    // parse of every FDE before the one wanted.
+    let hdr_section = section(b".eh_frame_hdr");
+    let hdr = hdr_section.as_ref().and_then(|(hdr_svma, hdr)| {
+        let bases = bases.clone().set_eh_frame_hdr(*hdr_svma);
+        let parsed = gimli::EhFrameHdr::new(hdr, gimli::LittleEndian)
+            .parse(&bases, 8)
+            .ok()?;
+        let table = parsed.table()?;
+        table
+            .fde_for_address(&eh_frame, &bases, svma, gimli::EhFrame::cie_from_offset)
+            .ok()
+    });
+    let fde = match hdr {
+        Some(fde) => fde,
+        None => eh_frame
+            .fde_for_address(&bases, svma, gimli::EhFrame::cie_from_offset)
+            .ok()?,
+    };
     let mut ctx = gimli::UnwindContext::new();
-    fde.unwind_info_for_address(&eh_frame, &bases, &mut ctx, svma)
-        .ok()
-        .cloned()
+    let row = fde
+        .unwind_info_for_address(&eh_frame, &bases, &mut ctx, svma)
+        .ok()?
+        .clone();
+    let expression = match row.cfa() {
+        gimli::CfaRule::Expression(e) => Some(e.get(&eh_frame).ok()?.0.slice().to_vec()),
+        gimli::CfaRule::RegisterAndOffset { .. } => None,
+    };
+    Some((row, expression))
 }
 
-/// Whether the CFI at `svma` keeps the return address in a register.
-fn ra_in_register(info: &BinaryUnwindInfo, svma: u64) -> bool {
-    cfi_row(info, svma).is_some_and(|row| {
-        matches!(
-            row.register(gimli::X86_64::RA),
-            gimli::RegisterRule::Register(_)
-        )
-    })
+/// Evaluates a CFA expression (`DW_CFA_def_cfa_expression`), reading
+/// `reg` for registers and `read_stack` for memory, as libunwind does.
+fn evaluate_cfa(
+    bytes: &[u8],
+    reg: &dyn Fn(gimli::Register) -> Option<u64>,
+    read_stack: &mut dyn FnMut(u64) -> Result<u64, ()>,
+) -> Option<u64> {
+    let encoding = gimli::Encoding {
+        address_size: 8,
+        format: gimli::Format::Dwarf32,
+        version: 4,
+    };
+    let expression = gimli::Expression(gimli::EndianSlice::new(bytes, gimli::LittleEndian));
+    let mut eval = expression.evaluation(encoding);
+    // A branch back in a corrupt expression must not hang the report.
+    eval.set_max_iterations(1000);
+    let mut step = eval.evaluate().ok()?;
+    loop {
+        step = match step {
+            gimli::EvaluationResult::Complete => break,
+            gimli::EvaluationResult::RequiresRegister { register, .. } => eval
+                .resume_with_register(gimli::Value::Generic(reg(register)?))
+                .ok()?,
+            gimli::EvaluationResult::RequiresMemory { address, size: 8, .. } => eval
+                .resume_with_memory(gimli::Value::Generic(read_stack(address).ok()?))
+                .ok()?,
+            _ => return None,
+        };
+    }
+    match eval.result().first()?.location {
+        gimli::Location::Address { address } => Some(address),
+        _ => None,
+    }
 }
 
-/// One step out of the first frame by the CFI row at `svma`, with all the
-/// sampled registers: (return address, caller's sp, caller's rbp), as
-/// libunwind (perf's unwinder) takes it.
-fn first_frame_step(
+/// What of the CFI at an address framehop does not model.
+#[derive(Clone, Copy, Debug, Default)]
+struct Unmodelled {
+    /// The return address is kept in a register.
+    ra_in_register: bool,
+    /// The CFA is given by a DWARF expression.
+    cfa_expression: bool,
+}
+
+impl Unmodelled {
+    fn at(info: &BinaryUnwindInfo, svma: u64) -> Self {
+        cfi_row(info, svma).map_or_else(Unmodelled::default, |(row, expression)| Unmodelled {
+            ra_in_register: matches!(
+                row.register(gimli::X86_64::RA),
+                gimli::RegisterRule::Register(_)
+            ),
+            cfa_expression: expression.is_some(),
+        })
+    }
+}
+
+/// One step by the CFI row at `svma`: (return address, caller's sp,
+/// caller's rbp), as libunwind takes it. `reg` gives the registers known in
+/// the frame (DWARF numbering): all of them in the first frame (perf's
+/// sampled registers), sp and rbp above it.
+fn cfi_step(
     info: &BinaryUnwindInfo,
     svma: u64,
-    regs: &Regs<'_>,
+    reg: &dyn Fn(gimli::Register) -> Option<u64>,
     read_stack: &mut dyn FnMut(u64) -> Result<u64, ()>,
 ) -> Option<(u64, u64, u64)> {
     use gimli::{CfaRule, RegisterRule};
-    let row = cfi_row(info, svma)?;
-    // DWARF x86-64 register numbers → perf's sample_regs_user order.
-    let reg = |r: gimli::Register| -> Option<u64> {
-        const PERF: [u32; 16] = [0, 3, 2, 1, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23];
-        reg_value(regs, *PERF.get(usize::from(r.0))?)
-    };
+    let (row, expression) = cfi_row(info, svma)?;
     let cfa = match row.cfa() {
         CfaRule::RegisterAndOffset { register, offset } => {
             reg(*register)?.checked_add_signed(*offset)?
         }
-        CfaRule::Expression(_) => return None,
+        CfaRule::Expression(_) => evaluate_cfa(expression.as_deref()?, reg, read_stack)?,
     };
     let mut value = |rule: &RegisterRule<usize>, own: Option<u64>| -> Option<u64> {
         match rule {
@@ -933,6 +1018,14 @@ fn first_frame_step(
     let ra = value(&row.register(gimli::X86_64::RA), None)?;
     let bp = value(&row.register(gimli::X86_64::RBP), reg(gimli::X86_64::RBP))?;
     Some((ra, cfa, bp))
+}
+
+/// A first frame's register by DWARF number, from perf's sampled ones.
+fn sampled_register(regs: &Regs<'_>, r: gimli::Register) -> Option<u64> {
+    // DWARF x86-64 register numbers → perf's sample_regs_user order (the
+    // return address column, 16, is the ip).
+    const PERF: [u32; 17] = [0, 3, 2, 1, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23, 8];
+    reg_value(regs, *PERF.get(usize::from(r.0))?)
 }
 
 /// libunwind's `is_plt_entry`: the 16 code bytes at the pc look like a
@@ -979,28 +1072,17 @@ fn frame_chain(
     Some(ra)
 }
 
-fn read_file(symbolizer: &Symbolizer, path: &std::path::Path) -> Option<Arc<FileBytes>> {
-    let bytes = match &symbolizer.options().loader {
-        Some(load) => load(path).ok()?,
-        None => FileBytes::new(std::fs::read(path).ok()?),
-    };
-    Some(Arc::new(bytes))
-}
-
-/// Loads the unwind sections of a binary opened by the symbolizer; takes
-/// `.debug_frame` from its separate debug file when it has no CFI itself.
+/// Loads the unwind sections of a binary opened by the symbolizer (its
+/// bytes, shared: `[vdso]` has no file); takes `.debug_frame` from its
+/// separate debug file when it has no CFI itself.
 fn load_binary(bin: BinaryId, symbolizer: &Symbolizer) -> Option<BinaryUnwindInfo> {
-    let path = symbolizer.binary_path(bin)?;
-    let bytes = read_file(symbolizer, path)?;
+    let bytes = Arc::new(symbolizer.binary_bytes(bin)?);
     let mut info = BinaryUnwindInfo {
         sections: load_sections(bytes, &SECTIONS),
     };
     if !info.has(b".eh_frame") && !info.has(b".debug_frame") {
-        if let Some(dbg) = symbolizer
-            .debug_file_path(bin)
-            .and_then(|p| read_file(symbolizer, p))
-        {
-            let extra = load_sections(dbg, &[b".debug_frame"]);
+        if let Some(dbg) = symbolizer.debug_file_bytes(bin) {
+            let extra = load_sections(Arc::new(dbg), &[b".debug_frame"]);
             info.sections.retain(|s| s.name != b".debug_frame");
             info.sections.extend(extra);
         }

@@ -598,6 +598,20 @@ impl Symbolizer {
         self.bin(bin).map(|b| b.file.as_path())
     }
 
+    /// The bytes of the file opened for `bin` (for `[vdso]`, the running
+    /// kernel's image), shared.
+    pub fn binary_bytes(&self, bin: BinaryId) -> Option<FileBytes> {
+        self.bin(bin).map(|b| b.map.clone())
+    }
+
+    /// The bytes of the separate debug file found for `bin`, shared.
+    pub fn debug_file_bytes(&self, bin: BinaryId) -> Option<FileBytes> {
+        match &self.bin(bin)?.debug {
+            DebugFile::Found(_, map, _) => Some(map.clone()),
+            _ => None,
+        }
+    }
+
     /// Separate debug file found for `bin`, if one was searched for and found
     /// (searched when the binary is stripped or DWARF is requested).
     pub fn debug_file_path(&self, bin: BinaryId) -> Option<&Path> {
@@ -615,16 +629,16 @@ impl Symbolizer {
     /// Converts a runtime address inside a mapping (MMAP `start`, `pgoff`)
     /// to the ELF's own virtual address, like perf's `map__map_ip` plus the
     /// dso adjustment: file offset `ip - start + pgoff`, mapped to a vaddr via
-    /// the PT_LOAD segment containing that offset. `ET_EXEC` binaries are
-    /// loaded at their link address, so `ip` is returned unchanged.
+    /// the PT_LOAD segment containing that offset. An `ET_EXEC` binary is
+    /// translated the same way (perf adjusts its symbols to file offsets
+    /// too): its usual mappings are at the link address, where that gives
+    /// `ip` back, but a program may map its own file again elsewhere, as
+    /// node does with V8's embedded builtins.
     pub fn to_elf_address(&self, bin: BinaryId, map_start: u64, map_pgoff: u64, ip: u64) -> u64 {
         let offset = ip.wrapping_sub(map_start).wrapping_add(map_pgoff);
         let Some(b) = self.bin(bin) else {
             return offset;
         };
-        if b.info.is_exec {
-            return ip;
-        }
         let segs = &b.info.segments;
         let seg = segs
             .iter()
@@ -635,6 +649,7 @@ impl Symbolizer {
             });
         match seg {
             Some(s) => offset - s.offset + s.vaddr,
+            None if b.info.is_exec => ip,
             None => offset,
         }
     }
