@@ -216,15 +216,15 @@ fn fresh_recordings_of_other_programs_match_perf() {
     assert_no_failures(&failures);
 }
 
-/// `--sort sym` without `dso` on call-graph files: perf compares two
-/// unresolved entries by address and others by DSO and symbol, a
-/// non-transitive order, so its entry tree splits some entries (each
-/// keeping the call graph of its own samples) and merges others. Each
-/// sample's own DSO steers its walk: unresolved addresses that are equal
-/// in different libraries (the page-fault file) stay apart where entries
-/// of libraries named between them lie on the way. An inline frame's
-/// symbol compares by name, in the opposite sense to addresses (the DWARF
-/// file).
+/// `--sort sym` on call-graph files: perf compares two unresolved entries
+/// by address and others by DSO and symbol, a non-transitive order, so its
+/// entry tree splits some entries (each keeping the call graph of its own
+/// samples) and merges others. Each sample's own DSO steers its walk:
+/// unresolved addresses that are equal in different libraries (the
+/// page-fault file) stay apart where entries of libraries named between
+/// them lie on the way. An inline frame's symbol compares by name, in the
+/// opposite sense to addresses (the DWARF file). A `dso` key before `sym`
+/// changes nothing within a DSO, so `dso,sym` splits alike.
 #[test]
 fn sym_without_dso_splits_like_perf_with_call_graphs() {
     if !require_perf() {
@@ -236,6 +236,9 @@ fn sym_without_dso_splits_like_perf_with_call_graphs() {
         &["--no-children", "--sort", "sym"],
         &["--sort", "pid,sym"],
         &["--sort", "sym", "-g", "none"],
+        &["--sort", "dso,sym"],
+        &["--no-children", "--sort", "dso,sym", "-n"],
+        &["-F", "overhead,dso,sym"],
     ];
     let mut failures = Vec::new();
     for name in [
