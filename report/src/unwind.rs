@@ -955,7 +955,9 @@ fn evaluate_cfa(
             gimli::EvaluationResult::RequiresRegister { register, .. } => eval
                 .resume_with_register(gimli::Value::Generic(reg(register)?))
                 .ok()?,
-            gimli::EvaluationResult::RequiresMemory { address, size: 8, .. } => eval
+            gimli::EvaluationResult::RequiresMemory {
+                address, size: 8, ..
+            } => eval
                 .resume_with_memory(gimli::Value::Generic(read_stack(address).ok()?))
                 .ok()?,
             _ => return None,
