@@ -256,3 +256,39 @@ fn parse_errors_are_reported() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("callchain"));
 }
+
+/// DWARF chains cut by a small stack copy end in perf's `-1` frame
+/// (`0xffffffffffffffff`): the graph prints it, flat and folded output
+/// skip it (perf's `ip >= PERF_CONTEXT_MAX` test).
+#[test]
+fn truncated_dwarf_chains_flat_and_folded_match_perf() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let data = perf_record_program(
+        dir.join("short-stack.data"),
+        &["--call-graph", "dwarf,512"],
+        &fixture_bin("callgraph-nofp"),
+        &["0.3"],
+    );
+    let graph = report(perf(), &data, &["--no-children", "-g", "graph,0"]);
+    assert!(
+        graph.contains("0xffffffffffffffff"),
+        "no truncated chain in the graph:\n{graph}"
+    );
+    let mut failures = Vec::new();
+    for args in [
+        &["--no-children"][..],
+        &["--no-children", "-g", "folded"][..],
+        &["--no-children", "-g", "flat"][..],
+        &["--no-children", "-g", "folded,0,caller"][..],
+        &["--no-children", "-g", "flat,0"][..],
+        &["--no-children", "-g", "graph,0"][..],
+    ] {
+        if let Err(e) = compare(&data, args) {
+            failures.push(e);
+        }
+    }
+    assert_no_failures(&failures);
+}

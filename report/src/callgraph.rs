@@ -1195,6 +1195,15 @@ impl Printer<'_> {
         s.push('\n');
     }
 
+    /// Whether flat and folded output list trie node `t`: perf's
+    /// `__callchain__fprintf_flat` and `_folded` skip context markers and
+    /// the `-1` (`0xffffffffffffffff`) frame of a truncated DWARF chain
+    /// (`ip >= PERF_CONTEXT_MAX`), which the graph prints.
+    fn listed(&self, t: u32) -> bool {
+        const PERF_CONTEXT_MAX: u64 = -4095i64 as u64;
+        self.tree.nodes[t as usize].frame.ip < PERF_CONTEXT_MAX
+    }
+
     /// perf's `sort_chain_flat`: radix nodes with own hits, post-order,
     /// by hit descending (stable).
     fn flat_nodes(&self, min_hit: u64) -> Vec<(Vec<u32>, RNode)> {
@@ -1224,7 +1233,7 @@ impl Printer<'_> {
             s.push_str("           ");
             s.push_str(&self.value(r.cumul(), r.cumul_count(), total));
             s.push('\n');
-            for t in path {
+            for t in path.into_iter().filter(|&t| self.listed(t)) {
                 s.push_str("                ");
                 s.push_str(&self.name(t));
                 s.push('\n');
@@ -1244,7 +1253,7 @@ impl Printer<'_> {
         for (path, r) in self.flat_nodes(min_hit) {
             s.push_str(&self.value(r.hit, r.count, total));
             s.push(' ');
-            for (i, t) in path.into_iter().enumerate() {
+            for (i, t) in path.into_iter().filter(|&t| self.listed(t)).enumerate() {
                 if i > 0 {
                     s.push(';');
                 }
