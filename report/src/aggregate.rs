@@ -1511,10 +1511,10 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
     let mut walk_memo = WalkMemo::default();
     let mut cg_frames = Frames::default();
     let mut callchain_period = vec![0u64; attrs.len()];
-    let tree_keys = perf_tree_keys(&options.sort) && !cg_on && !options.branch_mode;
+    let tree_keys = perf_tree_keys(&options.sort, false) && !cg_on && !options.branch_mode;
     // The same with call graphs, where each entry's graph splits with it;
     // not when a collapse step would merge the pieces again (comm).
-    let tree_graphs = perf_tree_keys(&options.sort)
+    let tree_graphs = perf_tree_keys(&options.sort, true)
         && cg_on
         && !options.branch_mode
         && !options.need_collapse
@@ -3271,8 +3271,11 @@ fn sort_entries(data: &mut ReportData, hi: usize) -> Vec<usize> {
 /// `dso,sym` with call graphs: a `malloc` split by glibc's inline frames,
 /// unresolved entries' order). With `dso` after it, merged entries match
 /// perf on `git-log-g.data` but not on `tar-bzip2-dwarf.data`, where perf
-/// splits an inline frame's entry: not modelled.
-fn perf_tree_keys(keys: &[SortKey]) -> bool {
+/// splits an inline frame's entry: not modelled. Without call graphs
+/// (`graphs` false) a `dso` key anywhere keeps entries merged: the split
+/// replay does not model perf's comm of a thread named after its samples
+/// (`:665` becoming `prec`), which the default `comm,dso,sym` shows.
+fn perf_tree_keys(keys: &[SortKey], graphs: bool) -> bool {
     let Some(sym) = keys
         .iter()
         .position(|&k| k == SortKey::Sym || k == SortKey::IpcNull)
@@ -3281,7 +3284,7 @@ fn perf_tree_keys(keys: &[SortKey]) -> bool {
     };
     keys.iter()
         .position(|&k| k == SortKey::Dso)
-        .is_none_or(|dso| dso < sym)
+        .is_none_or(|dso| graphs && dso < sym)
 }
 
 /// Replays the samples (`hits`: merged entry and period, in order) through
