@@ -438,7 +438,9 @@ fn pc_without_fde_matches_perf_script() {
 /// which libunwind evaluates), `__vdso_clock_gettime` (`[vdso]` has no
 /// file: its CFI comes from the symbolizer's image) and `remapped_spin` run
 /// from a second mapping of the executable (perf's table lookup misses
-/// there and guesses from rbp, while the first mapping unwinds normally).
+/// there and guesses from rbp, while the first mapping unwinds normally),
+/// and `epilogue_leaf` sampled after its `pop %rbp` (libunwind reads rbp
+/// below the stack copy, and stops where the caller's CFA needs it).
 #[test]
 fn odd_frames_match_perf_script() {
     if !require_perf_record() {
@@ -463,6 +465,15 @@ fn odd_frames_match_perf_script() {
             "perf script has {chains_from_leaf} chains from {leaf} to main"
         );
     }
+    // perf loses rbp there and stops one frame up.
+    let from_epilogue = theirs
+        .split("\n\n")
+        .filter(|s| s.lines().nth(1).is_some_and(|l| l.contains("epilogue_leaf")))
+        .count();
+    assert!(
+        from_epilogue >= 20,
+        "perf script has {from_epilogue} chains from epilogue_leaf"
+    );
     assert_eq_text(&theirs, &mine);
     let args = ["--no-children", "-g", "none", "--sort", "sym"];
     let report = report_stdio(prec(), &data, Input::File, &args);

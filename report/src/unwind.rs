@@ -640,6 +640,7 @@ impl DwarfUnwinder {
         let max = self.max_frames.max(1);
         let mut uregs = UnwindRegsX86_64::new(ip, sp, bp);
         let mut addr = FrameAddress::from_instruction_pointer(ip);
+        let mut rbp_lost = false;
         let stop = loop {
             if frames.len() >= max {
                 break StopReason::MaxFrames;
@@ -703,6 +704,13 @@ impl DwarfUnwinder {
                 .unmodelled
                 .entry(key)
                 .or_insert_with(|| Unmodelled::at(&module.info, lookup));
+            // libunwind restores rbp from where the CFI says; a read below
+            // the stack copy fails, and so does the first step that needs
+            // that rbp.
+            if rbp_lost && unmodelled.cfa_from_rbp {
+                break StopReason::Error;
+            }
+            rbp_lost = (rbp_lost && !unmodelled.rbp_saved) || (first && unmodelled.rbp_below_sp);
             if (first && unmodelled.ra_in_register) || unmodelled.cfa_expression {
                 let (sp, bp) = (uregs.sp(), uregs.bp());
                 let known = |r: gimli::Register| {
@@ -976,16 +984,39 @@ struct Unmodelled {
     ra_in_register: bool,
     /// The CFA is given by a DWARF expression.
     cfa_expression: bool,
+    /// The CFA is rbp-based.
+    cfa_from_rbp: bool,
+    /// rbp is restored from this frame's stack.
+    rbp_saved: bool,
+    /// ... from below the sp (after an epilogue's `pop %rbp`, where the
+    /// CFI still names its slot): not in perf's stack copy.
+    rbp_below_sp: bool,
 }
 
 impl Unmodelled {
     fn at(info: &BinaryUnwindInfo, svma: u64) -> Self {
-        cfi_row(info, svma).map_or_else(Unmodelled::default, |(row, expression)| Unmodelled {
-            ra_in_register: matches!(
-                row.register(gimli::X86_64::RA),
-                gimli::RegisterRule::Register(_)
-            ),
-            cfa_expression: expression.is_some(),
+        cfi_row(info, svma).map_or_else(Unmodelled::default, |(row, expression)| {
+            let rbp_offset = match row.register(gimli::X86_64::RBP) {
+                gimli::RegisterRule::Offset(o) => Some(o),
+                _ => None,
+            };
+            let (cfa_register, cfa_offset) = match row.cfa() {
+                gimli::CfaRule::RegisterAndOffset { register, offset } => {
+                    (Some(*register), *offset)
+                }
+                gimli::CfaRule::Expression(_) => (None, 0),
+            };
+            Unmodelled {
+                ra_in_register: matches!(
+                    row.register(gimli::X86_64::RA),
+                    gimli::RegisterRule::Register(_)
+                ),
+                cfa_expression: expression.is_some(),
+                cfa_from_rbp: cfa_register == Some(gimli::X86_64::RBP),
+                rbp_saved: rbp_offset.is_some(),
+                rbp_below_sp: cfa_register == Some(gimli::X86_64::RSP)
+                    && rbp_offset.is_some_and(|o| cfa_offset.saturating_add(o) < 0),
+            }
         })
     }
 }
