@@ -453,23 +453,26 @@ fn odd_frames_match_perf_script() {
         stdout_of(tool.arg("script").arg("-i").arg(&data))
     };
     let (theirs, mine) = (script(perf()), script(prec()));
-    for leaf in ["cfa_expr_leaf", "__vdso_clock_gettime", "remapped_spin"] {
-        // A chain starts on the line after the sample's header.
-        let chains_from_leaf = theirs
+    // perf script's chains whose first frame (the line after the sample's
+    // header) is in `leaf`.
+    let chains_from = |leaf: &str| -> Vec<&str> {
+        theirs
             .split("\n\n")
             .filter(|s| s.lines().nth(1).is_some_and(|l| l.contains(leaf)))
+            .collect()
+    };
+    for leaf in ["cfa_expr_leaf", "__vdso_clock_gettime", "remapped_spin"] {
+        let to_main = chains_from(leaf)
+            .iter()
             .filter(|s| s.contains(" main+"))
             .count();
         assert!(
-            chains_from_leaf >= 20,
-            "perf script has {chains_from_leaf} chains from {leaf} to main"
+            to_main >= 20,
+            "perf script has {to_main} chains from {leaf} to main"
         );
     }
     // perf loses rbp there and stops one frame up.
-    let from_epilogue = theirs
-        .split("\n\n")
-        .filter(|s| s.lines().nth(1).is_some_and(|l| l.contains("epilogue_leaf")))
-        .count();
+    let from_epilogue = chains_from("epilogue_leaf").len();
     assert!(
         from_epilogue >= 20,
         "perf script has {from_epilogue} chains from epilogue_leaf"
