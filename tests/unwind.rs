@@ -293,6 +293,16 @@ fn pct(n: usize, d: usize) -> f64 {
     }
 }
 
+/// Panics unless at least `min_pct` % of the chains equal perf's, both by
+/// function and by address.
+fn assert_chains_equal(what: &str, c: &Comparison, min_pct: f64) {
+    let (syms, addrs) = (pct(c.equal_syms, c.samples), pct(c.equal_addrs, c.samples));
+    assert!(
+        syms >= min_pct && addrs >= min_pct,
+        "{what}: only {syms:.1} % / {addrs:.1} % of the chains equal perf's"
+    );
+}
+
 fn report(what: &str, c: &Comparison) {
     eprintln!(
         "{what}: {} samples; reach main: prec {:.1} %, perf {:.1} %; \
@@ -333,12 +343,7 @@ fn other_programs_match_perf_script() {
         report(name, &c);
         assert!(c.samples >= 20, "{name}: too few samples: {}", c.samples);
         if strict {
-            assert!(
-                pct(c.equal_syms, c.samples) >= 95.0 && pct(c.equal_addrs, c.samples) >= 95.0,
-                "{name}: only {:.1} % / {:.1} % of the chains equal perf's",
-                pct(c.equal_syms, c.samples),
-                pct(c.equal_addrs, c.samples)
-            );
+            assert_chains_equal(name, &c, 95.0);
         } else {
             assert!(
                 pct(c.reach_main, c.samples) >= 95.0,
@@ -373,12 +378,7 @@ fn exec_children_match_perf_script() {
     let c = compare(&data);
     report("sh running ls 8 times", &c);
     assert!(c.samples >= 100, "too few samples: {}", c.samples);
-    assert!(
-        pct(c.equal_syms, c.samples) >= 97.0 && pct(c.equal_addrs, c.samples) >= 97.0,
-        "only {:.1} % / {:.1} % of the chains equal perf's",
-        pct(c.equal_syms, c.samples),
-        pct(c.equal_addrs, c.samples)
-    );
+    assert_chains_equal("exec", &c, 97.0);
 }
 
 /// A pc no `.eh_frame_hdr` entry covers (the fixture's hot leaf is
@@ -396,12 +396,7 @@ fn pc_without_fde_matches_perf_script() {
     let c = compare(&data);
     report("nocfi", &c);
     assert!(c.samples >= 20, "too few samples: {}", c.samples);
-    assert!(
-        pct(c.equal_syms, c.samples) >= 95.0 && pct(c.equal_addrs, c.samples) >= 95.0,
-        "only {:.1} % / {:.1} % of the chains equal perf's",
-        pct(c.equal_syms, c.samples),
-        pct(c.equal_addrs, c.samples)
-    );
+    assert_chains_equal("nocfi", &c, 95.0);
     // The case itself was seen: samples in the leaf, unwound past it.
     let (mine, _) = unwind_file(&data);
     let in_leaf: Vec<&Unwound> = mine
@@ -583,12 +578,7 @@ fn checked_in_fixture_reaches_main() {
     let c = compare(&data);
     report("fixtures/perf/callgraph-nofp-dwarf.data (dwarf,4096)", &c);
     // perf reads the same (rebuilt) files, so the chains must still agree.
-    assert!(
-        pct(c.equal_syms, c.samples) >= 95.0 && pct(c.equal_addrs, c.samples) >= 95.0,
-        "only {:.1} % / {:.1} % of the chains equal perf's",
-        pct(c.equal_syms, c.samples),
-        pct(c.equal_addrs, c.samples)
-    );
+    assert_chains_equal("callgraph-nofp-dwarf.data", &c, 95.0);
 }
 
 fn le(words: &[u64]) -> Vec<u8> {
