@@ -22,9 +22,9 @@ use prec_format::record::Record;
 use prec_format::{Attr, FeatureId, PerfFile, RecordType};
 
 use crate::callchain::{Callchains, ChainFrame, ChainParams, Order};
-use crate::callgraph::{Appended, CallTree, CursorFrame, Frames, WalkMemo, OWN};
+use crate::callgraph::{Appended, CallTree, CursorFrame, Frames, IpSpan, WalkMemo, OWN};
 use crate::maps::{DsoId, DsoKind, Map};
-use crate::replay::{Check, Effect, RawOutcome, SampleReplay, NO_NODE};
+use crate::replay::{Check, Effect, RawOutcome, SampleReplay, Trees, NO_NODE};
 use crate::symbolize::{BinaryId, FileLoader, Symbolizer, SymbolizerOptions};
 use crate::tasks::{CommId, Machine, ThreadId};
 
@@ -1506,7 +1506,9 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
     let mut fids: Vec<CursorFrame> = Vec::new();
     // perf's he_cache, by entry: a u32 compares faster than a key.
     let mut he_cache: Vec<u32> = Vec::new();
-    let mut pins: Vec<u32> = Vec::new();
+    let mut pins: Vec<(u32, IpSpan)> = Vec::new();
+    // Entries whose call trees the sample's appends reordered.
+    let mut reordered: Vec<(u32, u32)> = Vec::new();
     let mut replay_ips: Vec<u64> = Vec::new();
     let mut walk_memo = WalkMemo::default();
     let mut cg_frames = Frames::default();
@@ -1669,8 +1671,6 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                             _ => &[],
                         };
                         let cpu_key = if replay_cpu { cpu } else { 0 };
-                        let trees_unchanged =
-                            |hi: usize, checks: &[Check]| trees_unchanged(&hists, hi, checks);
                         match replay.find_raw(
                             ai,
                             pid,
@@ -1679,7 +1679,12 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                             ip,
                             cpu_key,
                             chain,
-                            trees_unchanged,
+                            HistTrees {
+                                hists: &hists,
+                                key: cgp.key,
+                                frames: &cg_frames,
+                                strings: &strings,
+                            },
                         ) {
                             Ok(outcome) => {
                                 quality.samples += 1;
@@ -2080,13 +2085,16 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                             ]));
                         }
                     }
-                    let trees_unchanged =
-                        |hi: usize, checks: &[Check]| trees_unchanged(&hists, hi, checks);
                     let found = replay.find_resolved(
                         &replay_key,
                         &replay_frames,
                         &replay_ips,
-                        trees_unchanged,
+                        HistTrees {
+                            hists: &hists,
+                            key: cgp.key,
+                            frames: &cg_frames,
+                            strings: &strings,
+                        },
                     );
                     let resolved_pending = match found {
                         Ok(i) => {
@@ -2127,7 +2135,8 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                     effects.clear();
                     checks.clear();
                     pins.clear();
-                    let (mut replayable, mut reorders) = (true, false);
+                    let mut replayable = true;
+                    reordered.clear();
                     let h = &mut hists[ai];
                     h.nr_samples += 1;
                     h.total_period += period;
@@ -2171,7 +2180,10 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                             );
                             own.node = a.node.unwrap_or(NO_NODE);
                             replayable &= a.replayable;
-                            reorders |= a.reorders;
+                            if a.reorders {
+                                let nodes = cg.tree.reordered().iter();
+                                reordered.extend(nodes.map(|&n| (idx as u32, n)));
+                            }
                         }
                         if cgp.children {
                             he_cache.clear();
@@ -2336,7 +2348,10 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                                     );
                                     node = a.node.unwrap_or(NO_NODE);
                                     replayable &= a.replayable;
-                                    reorders |= a.reorders;
+                                    if a.reorders {
+                                        let nodes = cg.tree.reordered().iter();
+                                        reordered.extend(nodes.map(|&n| (cidx as u32, n)));
+                                    }
                                 }
                                 effects.push(Effect {
                                     entry: cidx as u32,
@@ -2360,15 +2375,22 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                         g.extend_from_slice(&effects[..effects.len() - 1]);
                         graph_log.push(GraphLog::Fresh(ai, start, g.len() as u32, period));
                     }
-                    if reorders {
-                        replay.forget_lookups();
+                    for &(entry, node) in &reordered {
+                        replay.reordered(ai, entry, node);
                     }
                     if !replayable {
                         // Applied above; copies must walk the trees again.
                         continue;
                     }
-                    pins.sort_unstable();
-                    pins.dedup();
+                    // One span per frame: where its walks all go the same way.
+                    pins.sort_unstable_by_key(|&(frame, _)| frame);
+                    pins.dedup_by(|later, first| {
+                        let same = later.0 == first.0;
+                        if same {
+                            first.1 = first.1.intersect(later.1);
+                        }
+                        same
+                    });
                     let stale = resolved_pending
                         .stale()
                         .or(raw_pending.as_ref().and_then(|p| p.stale()));
@@ -2379,7 +2401,6 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                         &effects,
                         &checks,
                         &pins,
-                        &replay_ips,
                         stale,
                     );
                     if let (Some(pending), Some(i)) = (raw_pending, resolved) {
@@ -2735,19 +2756,39 @@ enum GraphLog {
     Replayed(u32, u64),
 }
 
-/// Effects through perf's trees of mixed children hold while those trees
-/// (in hists `hi`) are as they were.
-fn trees_unchanged(hists: &[Hists], hi: usize, checks: &[Check]) -> bool {
-    let Some(h) = hists.get(hi) else {
-        return false;
-    };
-    checks.iter().all(|c| {
-        h.entries
-            .get(c.entry as usize)
-            .and_then(|e| e.cg.as_ref())
-            .and_then(|cg| cg.tree.mixed_version(c.node))
-            == Some(c.version)
-    })
+/// The call trees of the hists' entries, as [`SampleReplay`] asks them,
+/// and how their walks compare frames.
+struct HistTrees<'h> {
+    hists: &'h [Hists],
+    key: crate::callgraph::Key,
+    frames: &'h Frames,
+    strings: &'h Strings,
+}
+
+impl HistTrees<'_> {
+    fn tree(&self, hists: usize, entry: u32) -> Option<&CallTree> {
+        let e = self.hists.get(hists)?.entries.get(entry as usize)?;
+        e.cg.as_ref().map(|cg| &cg.tree)
+    }
+}
+
+impl Trees for HistTrees<'_> {
+    fn version(&self, hists: usize, entry: u32, node: u32) -> Option<u32> {
+        self.tree(hists, entry)?.mixed_version(node)
+    }
+
+    fn rewalk(&self, hists: usize, check: &Check, ip: u64) -> Option<IpSpan> {
+        let tree = self.tree(hists, check.entry)?;
+        let cursor = check.cursor?.with_ip(ip);
+        let (child, span) =
+            tree.find_mixed(check.node, &cursor, self.key, self.frames, self.strings)?;
+        (child == check.child).then_some(span)
+    }
+
+    fn descends_from(&self, hists: usize, entry: u32, node: u32, ancestor: u32) -> bool {
+        self.tree(hists, entry)
+            .is_none_or(|t| t.descends_from(node, ancestor))
+    }
 }
 
 /// Appends the chain from frame `at` on (all of `chain` for [`OWN`]) to
@@ -2760,7 +2801,7 @@ fn append_memoized(
     chain: &[CursorFrame],
     period: u64,
     (key, frames, strings): (crate::callgraph::Key, &Frames, &Strings),
-    (checks, pins): (&mut Vec<Check>, &mut Vec<u32>),
+    (checks, pins): (&mut Vec<Check>, &mut Vec<(u32, IpSpan)>),
 ) -> Appended {
     let first = if at == OWN { 0 } else { at };
     let (start, known) = memo.resume(at, entry, tree);
@@ -2774,24 +2815,24 @@ fn append_memoized(
         strings,
         memo.path(),
     );
-    for g in memo.gates() {
-        checks.push(Check {
-            entry,
-            node: g.parent,
-            version: g.version,
-        });
-        pins.push(first as u32 + g.step);
-    }
-    checks.extend(tree.walked_mixed().map(|(node, version)| Check {
+    // Steps are indexes into the walk, which starts at frame `first`.
+    let path = memo.walk_path();
+    let check = |step: usize, node: u32, version: u32| Check {
         entry,
         node,
         version,
-    }));
-    pins.extend(
-        tree.walked_steps()
-            .iter()
-            .map(|&step| (first + known) as u32 + step),
-    );
+        frame: (first + step) as u32,
+        cursor: chain.get(first + step).copied(),
+        child: path.get(step).copied().unwrap_or(NO_NODE),
+    };
+    for g in memo.gates() {
+        checks.push(check(g.step as usize, g.parent, g.version));
+        pins.push((first as u32 + g.step, g.span));
+    }
+    for (&(step, span), (node, version)) in tree.walked_steps().iter().zip(tree.walked_mixed()) {
+        checks.push(check(known + step as usize, node, version));
+        pins.push(((first + known) as u32 + step, span));
+    }
     if a.reorders {
         memo.invalidate();
     } else {
@@ -3414,7 +3455,6 @@ fn split_graphs_like_perf(
             .unwrap_or_else(|| Entry::blank(ThreadId(0), CommId(0)))
         })
         .collect();
-    let mut parents: HashMap<u32, Vec<u32>> = HashMap::default();
     for ((eff, period), &piece) in hits.zip(&landed) {
         match pieces.get(piece as usize) {
             Some(&creator) if !whole[creator as usize] => {}
@@ -3438,10 +3478,7 @@ fn split_graphs_like_perf(
             to.acc_count += 1;
         }
         if eff.node != NO_NODE {
-            let parents = parents
-                .entry(eff.entry)
-                .or_insert_with(|| from.tree.parents());
-            let chain = from.tree.chain_to(eff.node, parents);
+            let chain = from.tree.chain_to(eff.node);
             to.tree
                 .append(&chain, period, cg.params.key, &cg.frames, strings);
         }

@@ -250,6 +250,13 @@ pub struct CursorFrame {
     dso_rank: u32,
 }
 
+impl CursorFrame {
+    /// The same frame at address `ip`.
+    pub fn with_ip(self, ip: u64) -> CursorFrame {
+        CursorFrame { ip, ..self }
+    }
+}
+
 /// The frame interner of a report.
 #[derive(Default, Debug)]
 pub struct Frames {
@@ -345,22 +352,81 @@ fn match_chain(
     if node.id == cursor.id {
         return Ordering::Equal;
     }
+    match_chain_by(key, node, cursor, frames, strings).0
+}
+
+/// [`match_chain`] of two frames with different ids, and whether the
+/// cursor's address decided it (same DSO, compared by address).
+fn match_chain_by(
+    key: Key,
+    node: &CursorFrame,
+    cursor: &CursorFrame,
+    frames: &Frames,
+    strings: &Strings,
+) -> (Ordering, bool) {
     let (n, c) = (frames.get(node.id), frames.get(cursor.id));
     if key == Key::Srcline {
         if let Some(o) = match_strings(n.srcline, c.srcline, strings) {
-            return o;
+            return (o, false);
         }
     }
     if key != Key::Address && n.sym.is_some() && c.sym.is_some() {
         if n.inlined || c.inlined {
             if let Some(o) = match_strings(n.name, c.name, strings) {
-                return o;
+                return (o, false);
             }
         } else {
-            return (node.dso_rank, n.start).cmp(&(cursor.dso_rank, c.start));
+            return (
+                (node.dso_rank, n.start).cmp(&(cursor.dso_rank, c.start)),
+                false,
+            );
         }
     }
-    (node.dso_rank, node.ip).cmp(&(cursor.dso_rank, cursor.ip))
+    match node.dso_rank.cmp(&cursor.dso_rank) {
+        Ordering::Equal => (node.ip.cmp(&cursor.ip), true),
+        o => (o, false),
+    }
+}
+
+/// The addresses (inclusive) a frame may have and still compare like the
+/// one a walk took: where perf's tree of mixed children compares by
+/// address, a chain's frame at another address between the same siblings
+/// goes the same way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IpSpan {
+    pub first: u64,
+    pub last: u64,
+}
+
+impl IpSpan {
+    pub const ANY: IpSpan = IpSpan {
+        first: 0,
+        last: u64::MAX,
+    };
+
+    pub fn contains(self, ip: u64) -> bool {
+        (self.first..=self.last).contains(&ip)
+    }
+
+    /// The addresses in both (never empty for two spans of one address).
+    pub fn intersect(self, other: IpSpan) -> IpSpan {
+        IpSpan {
+            first: self.first.max(other.first),
+            last: self.last.min(other.last),
+        }
+    }
+
+    /// Narrows to the addresses that compare with `node_ip` as `o`
+    /// (`node_ip` vs the frame's address).
+    fn narrow(&mut self, node_ip: u64, o: Ordering) {
+        let (first, last) = match o {
+            // The node is below the frame.
+            Ordering::Less => (node_ip.saturating_add(1), u64::MAX),
+            Ordering::Greater => (0, node_ip.saturating_sub(1)),
+            Ordering::Equal => (node_ip, node_ip),
+        };
+        *self = self.intersect(IpSpan { first, last });
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -501,8 +567,15 @@ pub struct CallTree {
     /// depends on the tree's shape and the addresses.
     walked: Vec<u32>,
     /// The frames (indexes into those walked) the last append compared
-    /// in those trees: their addresses decide.
-    walked_steps: Vec<u32>,
+    /// in those trees, and the addresses that compare the same: their
+    /// addresses decide.
+    walked_steps: Vec<(u32, IpSpan)>,
+    /// The span of the last walk through a tree of mixed children.
+    last_span: IpSpan,
+    /// The nodes whose children the last append newly mixed.
+    reordered: Vec<u32>,
+    /// Each node's parent (the root's is 0).
+    parents: Vec<u32>,
 }
 
 /// Children a node may have before [`CallTree::append`] indexes them.
@@ -539,6 +612,9 @@ impl Default for CallTree {
             mixed_ranks: HashSet::default(),
             walked: Vec::new(),
             walked_steps: Vec::new(),
+            last_span: IpSpan::ANY,
+            reordered: Vec::new(),
+            parents: vec![0],
         }
     }
 }
@@ -617,6 +693,7 @@ impl CallTree {
         };
         self.walked.clear();
         self.walked_steps.clear();
+        self.reordered.clear();
         if rest.is_empty() && start == 0 {
             return out;
         }
@@ -625,7 +702,7 @@ impl CallTree {
             let walked = self.walked.len();
             cur = self.find_or_add_child(cur, f, cmp, &mut out);
             if self.walked.len() != walked {
-                self.walked_steps.push(step as u32);
+                self.walked_steps.push((step as u32, self.last_span));
             }
             if let Some(path) = path.as_deref_mut() {
                 path.push(cur);
@@ -688,6 +765,7 @@ impl CallTree {
 
     /// perf's walk of the children of `parent`, which mix kinds.
     fn walk_mixed(&mut self, parent: u32, f: &CursorFrame, cmp: &Cmp, out: &mut Appended) -> u32 {
+        self.last_span = IpSpan::ANY;
         let Some(tree) = self.mixed_siblings.get(&parent) else {
             return self.push_child(parent, f);
         };
@@ -695,7 +773,14 @@ impl CallTree {
         let (mut at, mut link_to, mut go_left) = (tree.root, NIL, false);
         while at != NIL {
             let child = children[at as usize].1;
-            let o = cmp.node_vs(&self.nodes[child as usize].frame, f);
+            let node = &self.nodes[child as usize].frame;
+            if node.id == f.id {
+                return child;
+            }
+            let (o, by_ip) = match_chain_by(cmp.key, node, f, cmp.frames, cmp.strings);
+            if by_ip {
+                self.last_span.narrow(node.ip, o);
+            }
             if o == Ordering::Equal {
                 return child;
             }
@@ -718,6 +803,7 @@ impl CallTree {
     fn push_child(&mut self, parent: u32, f: &CursorFrame) -> u32 {
         let id = self.nodes.len() as u32;
         self.nodes.push(TNode::new(*f));
+        self.parents.push(parent);
         let children = &mut self.nodes[parent as usize].children;
         children.push((f.id, id));
         if children.len() == WIDE + 1 {
@@ -772,6 +858,7 @@ impl CallTree {
         if newly {
             out.reorders = true;
             out.replayable = false;
+            self.reordered.push(parent);
         }
         newly
     }
@@ -788,8 +875,9 @@ impl CallTree {
 
     /// The frames of the last [`Self::append`] (indexes into the frames
     /// it walked) whose addresses the walks of [`Self::walked_mixed`]
-    /// compared: the same frames at other addresses may go elsewhere.
-    pub fn walked_steps(&self) -> &[u32] {
+    /// compared, with the addresses that compare the same: the same
+    /// frames at other addresses may go elsewhere.
+    pub fn walked_steps(&self) -> &[(u32, IpSpan)] {
         &self.walked_steps
     }
 
@@ -800,21 +888,61 @@ impl CallTree {
     }
 
     /// Each node's parent (the root's is itself), for [`Self::chain_to`].
-    pub(crate) fn parents(&self) -> Vec<u32> {
-        let mut parents = vec![0; self.nodes.len()];
-        for (i, n) in self.nodes.iter().enumerate() {
-            for &(_, child) in &n.children {
-                if let Some(p) = parents.get_mut(child as usize) {
-                    *p = i as u32;
-                }
+    /// The nodes whose children the last [`Self::append`] mixed
+    /// ([`Appended::reorders`]): walks through them may now go elsewhere.
+    pub fn reordered(&self) -> &[u32] {
+        &self.reordered
+    }
+
+    /// The child of `parent`, whose children mix kinds, that perf's walk
+    /// finds equal to `f` now (None if it would add one), and the
+    /// addresses of `f` that find it the same way.
+    pub fn find_mixed(
+        &self,
+        parent: u32,
+        f: &CursorFrame,
+        key: Key,
+        frames: &Frames,
+        strings: &Strings,
+    ) -> Option<(u32, IpSpan)> {
+        let tree = self.mixed_siblings.get(&parent)?;
+        let children = &self.nodes.get(parent as usize)?.children;
+        let (mut at, mut span) = (tree.root, IpSpan::ANY);
+        while at != NIL {
+            let child = children.get(at as usize)?.1;
+            let node = &self.nodes.get(child as usize)?.frame;
+            if node.id == f.id {
+                return Some((child, span));
+            }
+            let (o, by_ip) = match_chain_by(key, node, f, frames, strings);
+            if by_ip {
+                span.narrow(node.ip, o);
+            }
+            match o {
+                Ordering::Equal => return Some((child, span)),
+                Ordering::Less => at = tree.left(at),
+                Ordering::Greater => at = tree.right(at),
             }
         }
-        parents
+        None
+    }
+
+    /// Whether the walk to `node` went down from `ancestor` (a proper
+    /// ancestor).
+    pub fn descends_from(&self, node: u32, ancestor: u32) -> bool {
+        let mut at = node;
+        while at != 0 {
+            at = self.parents.get(at as usize).copied().unwrap_or(0);
+            if at == ancestor {
+                return true;
+            }
+        }
+        false
     }
 
     /// The frames from the root down to `node`: a chain that, appended to
     /// another tree, reaches the same place there.
-    pub(crate) fn chain_to(&self, node: u32, parents: &[u32]) -> Vec<CursorFrame> {
+    pub(crate) fn chain_to(&self, node: u32) -> Vec<CursorFrame> {
         let mut chain = Vec::new();
         let mut at = node;
         while at != 0 && chain.len() < self.nodes.len() {
@@ -822,7 +950,7 @@ impl CallTree {
                 break;
             };
             chain.push(n.frame);
-            at = parents.get(at as usize).copied().unwrap_or(0);
+            at = self.parents.get(at as usize).copied().unwrap_or(0);
         }
         chain.reverse();
         chain
@@ -1326,12 +1454,14 @@ struct MemoWalk {
 }
 
 /// A step of a walk through a perf tree whose result hangs on its shape:
-/// the step's index in the walk, the parent node, the tree's version.
+/// the step's index in the walk, the parent node, the tree's version, the
+/// frame's addresses that take the same step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Gate {
     pub step: u32,
     pub parent: u32,
     pub version: u32,
+    pub span: IpSpan,
 }
 
 const NO_WALK: MemoWalk = MemoWalk {
@@ -1463,6 +1593,11 @@ impl WalkMemo {
         &mut self.path
     }
 
+    /// The nodes of the walk taken: one per frame walked.
+    pub fn walk_path(&self) -> &[u32] {
+        &self.path
+    }
+
     /// Notes the walk of the chain from frame `at` on in `entry`'s tree
     /// `tree`, resumed after `known` frames: its nodes are in
     /// [`Self::path`], and its new gates are the tree's last walked ones.
@@ -1477,10 +1612,11 @@ impl WalkMemo {
         self.next
             .gates
             .extend(tree.walked_steps().iter().zip(tree.walked_mixed()).map(
-                |(&step, (parent, version))| Gate {
+                |(&(step, span), (parent, version))| Gate {
                     step: known as u32 + step,
                     parent,
                     version,
+                    span,
                 },
             ));
         *w = MemoWalk {

@@ -19,13 +19,15 @@
 //!   the per-frame entries and call trees. Where a call-tree walk went
 //!   through one of perf's trees whose result hangs on the frames'
 //!   addresses (see `CallTree::walked_mixed`), the key maps to a pin group
-//!   instead: the frames whose addresses were compared, which with those
-//!   addresses find the effects, valid while their [`Check`]s hold.
+//!   instead: the frames whose addresses were compared, which with
+//!   addresses between the same tree nodes' (an [`IpSpan`] per frame)
+//!   find the effects, valid while their [`Check`]s hold.
 //!
 //! Entries and tree nodes are only ever created by a first resolution, in
 //! sample order, so the output (including perf's order of equal entries) is
 //! the same as resolving every sample.
 
+use crate::callgraph::{CursorFrame, IpSpan};
 use rustc_hash::FxHashMap as HashMap;
 use std::hash::Hasher;
 
@@ -46,12 +48,30 @@ pub(crate) struct Effect {
 
 /// A call tree whose walk a remembered sample's effects depend on: the
 /// effects hold while the tree of `node`'s children in entry `entry`'s
-/// call tree is still at `version` (see `CallTree::walked_mixed`).
+/// call tree is still at `version` (see `CallTree::walked_mixed`), or
+/// while a walk of it with `cursor` (at the sample's address of chain
+/// frame `frame`) still finds `child`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Check {
     pub entry: u32,
     pub node: u32,
     pub version: u32,
+    pub frame: u32,
+    pub cursor: Option<CursorFrame>,
+    pub child: u32,
+}
+
+/// What [`SampleReplay`] asks of the call trees of the hists entries.
+pub(crate) trait Trees {
+    /// The version of the tree of `node`'s children in entry `entry`'s
+    /// call tree (see `CallTree::mixed_version`).
+    fn version(&self, hists: usize, entry: u32, node: u32) -> Option<u32>;
+    /// Whether a walk of that tree of `check` with its frame at `ip` still
+    /// finds its child; and for which of the frame's addresses it does.
+    fn rewalk(&self, hists: usize, check: &Check, ip: u64) -> Option<IpSpan>;
+    /// The walk to `node` in entry `entry`'s tree went down from node
+    /// `ancestor`.
+    fn descends_from(&self, hists: usize, entry: u32, node: u32, ancestor: u32) -> bool;
 }
 
 /// [`Effect::node`] when no call tree was appended to.
@@ -90,18 +110,30 @@ impl<'a> Table<'a> {
 
     /// The key's value, or its hash for [`Self::insert`].
     fn find(&self, head: &[u8], tail: &[u8]) -> Result<u32, u64> {
+        self.find_slot(head, tail).map(|(_, value)| value)
+    }
+
+    /// [`Self::find`] with where the key is stored, for [`Self::set`].
+    fn find_slot(&self, head: &[u8], tail: &[u8]) -> Result<(u32, u32), u64> {
         let hash = Self::hash(head, tail);
         match self.index.get(&hash) {
             Some(&i) => {
                 let (start, end, stored_tail, value) = self.keys[i as usize];
                 if self.heads.get(start as usize..end as usize) == Some(head) && stored_tail == tail
                 {
-                    Ok(value)
+                    Ok((i, value))
                 } else {
                     Err(hash)
                 }
             }
             None => Err(hash),
+        }
+    }
+
+    /// Gives the key stored at `slot` the value `value`.
+    fn set(&mut self, slot: u32, value: u32) {
+        if let Some(key) = self.keys.get_mut(slot as usize) {
+            key.3 = value;
         }
     }
 
@@ -131,18 +163,19 @@ pub(crate) struct SampleReplay<'a> {
     global_epoch: u32,
     process_epochs: HashMap<i32, u32>,
     raw: Table<'a>,
-    /// Per raw key, its [`RawOutcome`] packed (see [`pack`]).
+    /// Per raw key, its [`RawOutcome`] packed (see [`pack`]), and the
+    /// revision of its resolved sample it was found with.
     raw_outcomes: Vec<u32>,
+    raw_revisions: Vec<u32>,
     /// Values: a resolved index, or with [`PINNED`] a pin group's.
     resolved: Table<'static>,
-    /// Per pin group, its range of `pin_frames`: the frames whose
-    /// addresses its samples' walks compared.
-    pin_groups: Vec<(u32, u32)>,
-    pin_frames: Vec<u32>,
-    /// (pin group, those frames' addresses) -> index into
-    /// `pinned_outcomes`, a resolved index.
-    pinned: Table<'static>,
-    pinned_outcomes: Vec<u32>,
+    /// Per pin group, its samples: indexes into `pinned`, oldest first.
+    pin_groups: Vec<Vec<u32>>,
+    /// The remembered samples of all pin groups.
+    pinned: Vec<Pinned>,
+    /// Per pinned sample, the frames its walks compared, each with the
+    /// addresses that compare the same.
+    pin_spans: Vec<(u32, IpSpan)>,
     pinned_hits: u64,
     resolved_outcomes: Vec<Resolved>,
     /// Per resolved key: (samples, period) of its copies not yet added to
@@ -150,12 +183,30 @@ pub(crate) struct SampleReplay<'a> {
     repeats: Vec<(u64, u64)>,
     effects: Vec<Effect>,
     checks: Vec<Check>,
+    /// Counts [`Self::reordered`] calls.
+    generation: u32,
+    /// (hists, entry) -> (generation, node) of each reordering of its call
+    /// tree, oldest first.
+    reordered: HashMap<(u32, u32), Vec<(u32, u32)>>,
     /// Distinct resolved frames (see [`Self::frame_id`]).
     frames: HashMap<[u64; 5], u32>,
     /// Scratch for building keys.
     key: Vec<u8>,
-    pinned_key: Vec<u8>,
 }
+
+/// A resolved sample of a pin group.
+struct Pinned {
+    /// The resolved index ([`NO_PIN`] when none).
+    resolved: u32,
+    /// Its range of [`SampleReplay::pin_spans`].
+    spans: (u32, u32),
+}
+
+const NO_PIN: u32 = u32::MAX;
+
+/// The newest samples of a pin group that a lookup tries: broken
+/// frame-pointer chains give a group many that never match.
+const PIN_CANDIDATES: usize = 32;
 
 /// In a resolved table value: the rest is a pin group.
 const PINNED: u32 = 1 << 31;
@@ -173,6 +224,11 @@ struct Resolved {
     hists: u32,
     /// It adds to the callchain period.
     callchain_period: bool,
+    /// A generation at which its effects held (see [`SampleReplay::current`]).
+    generation: u32,
+    /// Counts revisions of its checks (see [`SampleReplay::checks_hold`])
+    /// and effects.
+    revision: u32,
 }
 
 /// Resolved indexes stay below this, whose bit [`pack`] uses.
@@ -199,15 +255,17 @@ pub(crate) struct Pending<'a> {
     key: Vec<u8>,
     tail: &'a [u8],
     /// The key is stored, but its outcome's checks failed: its index in
-    /// `raw_outcomes` (raw lookups) or `pinned_outcomes` (pinned ones).
+    /// `raw_outcomes` (raw lookups) or `pinned` (pinned ones).
     existing: Option<u32>,
     /// That outcome's resolved sample, whose place a new resolution can
     /// take (see [`SampleReplay::take_repeats_of`]).
     stale: Option<u32>,
-    /// A resolved key of a pin group, whose pinned key was not found
-    /// (`pinned` with its hash) or is stored at `existing`.
+    /// A resolved key of a pin group, whose addresses no pinned sample
+    /// covers, or that of `existing`.
     pin_group: Option<u32>,
-    pinned: Option<(u64, Vec<u8>)>,
+    /// A resolved key stored (at this slot of its table) whose sample's
+    /// trees were reordered since.
+    slot: Option<u32>,
 }
 
 impl Pending<'_> {
@@ -234,12 +292,84 @@ impl<'a> SampleReplay<'a> {
         (self.global_epoch as u64) << 32 | process as u64
     }
 
-    /// Forgets every remembered lookup, as when a call tree's walks stop
-    /// being repeatable (the counted repeats stay).
-    pub fn forget_lookups(&mut self) {
-        self.raw.index.clear();
-        self.resolved.index.clear();
-        self.pinned.index.clear();
+    /// Records that the children of node `node` of entry `entry`'s call
+    /// tree (in hists `hists`) got mixed: walks down from it, which did not
+    /// pass perf's tree of those children, may not be repeated.
+    pub fn reordered(&mut self, hists: usize, entry: u32, node: u32) {
+        self.generation += 1;
+        self.reordered
+            .entry((hists as u32, entry))
+            .or_default()
+            .push((self.generation, node));
+    }
+
+    /// Whether the checks of resolved sample `r` hold for a sample whose
+    /// frames are at `ips` (empty when not known). A check whose tree
+    /// changed holds if walking it again finds the same child; then the
+    /// check is revised to the tree's version, and the spans of pinned
+    /// sample `p` narrowed to the addresses that walk finds it with.
+    fn checks_hold(&mut self, r: u32, trees: &impl Trees, ips: &[u64], p: Option<u32>) -> bool {
+        let Some(o) = self.resolved_outcomes.get(r as usize) else {
+            return false;
+        };
+        let (hists, (start, end)) = (o.hists as usize, o.checks);
+        for at in start as usize..end as usize {
+            let c = self.checks[at];
+            let version = match trees.version(hists, c.entry, c.node) {
+                Some(v) if v == c.version => continue,
+                Some(v) => v,
+                None => return false,
+            };
+            let (Some(&ip), Some(p)) = (ips.get(c.frame as usize), p) else {
+                return false;
+            };
+            let Some(span) = trees.rewalk(hists, &c, ip) else {
+                return false;
+            };
+            let Some(pinned) = self.pinned.get(p as usize).filter(|p| p.resolved == r) else {
+                return false;
+            };
+            let (first, last) = pinned.spans;
+            let Some(pin) = self.pin_spans[first as usize..last as usize]
+                .iter_mut()
+                .find(|(f, _)| *f == c.frame)
+            else {
+                return false;
+            };
+            pin.1 = pin.1.intersect(span);
+            self.checks[at].version = version;
+            self.resolved_outcomes[r as usize].revision += 1;
+        }
+        true
+    }
+
+    /// Whether resolved sample `r`'s effects still hold: no call tree
+    /// node it walked down from was reordered since they were known to.
+    fn current(&mut self, r: u32, trees: &impl Trees) -> bool {
+        let Some(o) = self.resolved_outcomes.get(r as usize) else {
+            return false;
+        };
+        if o.generation == self.generation {
+            return true;
+        }
+        let (start, end) = o.effects;
+        let holds = self.effects[start as usize..end as usize].iter().all(|e| {
+            let Some(reorderings) = self.reordered.get(&(o.hists, e.entry)) else {
+                return true;
+            };
+            reorderings
+                .iter()
+                .rev()
+                .take_while(|&&(g, _)| g > o.generation)
+                .all(|&(_, node)| {
+                    e.node == NO_NODE
+                        || !trees.descends_from(o.hists as usize, e.entry, e.node, node)
+                })
+        });
+        if holds {
+            self.resolved_outcomes[r as usize].generation = self.generation;
+        }
+        holds
     }
 
     /// Looks a raw sample up; `cpu` only when an output depends on it, and
@@ -256,7 +386,7 @@ impl<'a> SampleReplay<'a> {
         ip: u64,
         cpu: u32,
         chain: &'a [u8],
-        valid: impl Fn(usize, &[Check]) -> bool,
+        trees: impl Trees,
     ) -> Result<RawOutcome, Pending<'a>> {
         let epoch = self.process_epochs.get(&pid).copied().unwrap_or(0);
         let mut key = std::mem::take(&mut self.key);
@@ -274,10 +404,14 @@ impl<'a> SampleReplay<'a> {
             Ok(i) => {
                 let outcome = unpack(self.raw_outcomes[i as usize]);
                 if let Some(r) = outcome.resolved {
-                    let resolved = &self.resolved_outcomes[r as usize];
-                    let (start, end) = resolved.checks;
-                    let checks = &self.checks[start as usize..end as usize];
-                    if !checks.is_empty() && !valid(resolved.hists as usize, checks) {
+                    // The raw key pins exact addresses, but not those of
+                    // the resolved sample's walks since they were revised.
+                    let revised = self.resolved_outcomes[r as usize].revision
+                        != self.raw_revisions[i as usize];
+                    if revised
+                        || !self.current(r, &trees)
+                        || !self.checks_hold(r, &trees, &[], None)
+                    {
                         return Err(Pending {
                             hash: 0,
                             key,
@@ -285,7 +419,7 @@ impl<'a> SampleReplay<'a> {
                             existing: Some(i),
                             stale: Some(r),
                             pin_group: None,
-                            pinned: None,
+                            slot: None,
                         });
                     }
                 }
@@ -299,7 +433,7 @@ impl<'a> SampleReplay<'a> {
                 existing: None,
                 stale: None,
                 pin_group: None,
-                pinned: None,
+                slot: None,
             }),
         }
     }
@@ -307,8 +441,13 @@ impl<'a> SampleReplay<'a> {
     /// Remembers what a raw sample looked up with [`Self::find_raw`]
     /// resolved to.
     pub fn remember_raw(&mut self, pending: Pending<'a>, outcome: RawOutcome) {
+        let revision = outcome
+            .resolved
+            .and_then(|r| self.resolved_outcomes.get(r as usize))
+            .map_or(0, |r| r.revision);
         if let Some(i) = pending.existing {
             self.raw_outcomes[i as usize] = pack(outcome);
+            self.raw_revisions[i as usize] = revision;
         } else if self.raw.insert(
             pending.hash,
             &pending.key,
@@ -316,6 +455,7 @@ impl<'a> SampleReplay<'a> {
             self.raw_outcomes.len() as u32,
         ) {
             self.raw_outcomes.push(pack(outcome));
+            self.raw_revisions.push(revision);
         }
         self.key = pending.key;
     }
@@ -336,7 +476,7 @@ impl<'a> SampleReplay<'a> {
         context: &[u64],
         frames: &[u32],
         ips: &[u64],
-        valid: impl Fn(usize, &[Check]) -> bool,
+        trees: impl Trees,
     ) -> Result<u32, Pending<'a>> {
         let mut key = std::mem::take(&mut self.key);
         key.clear();
@@ -353,9 +493,9 @@ impl<'a> SampleReplay<'a> {
             existing: None,
             stale: None,
             pin_group: None,
-            pinned: None,
+            slot: None,
         };
-        let value = match self.resolved.find(&pending.key, &[]) {
+        let (slot, value) = match self.resolved.find_slot(&pending.key, &[]) {
             Ok(v) => v,
             Err(hash) => {
                 pending.hash = hash;
@@ -363,53 +503,46 @@ impl<'a> SampleReplay<'a> {
             }
         };
         if value & PINNED == 0 {
-            self.key = pending.key;
-            return Ok(value);
+            if self.current(value, &trees) {
+                self.key = pending.key;
+                return Ok(value);
+            }
+            pending.slot = Some(slot);
+            pending.stale = Some(value);
+            return Err(pending);
         }
         let group = value & !PINNED;
         pending.pin_group = Some(group);
-        let mut pinned_key = std::mem::take(&mut self.pinned_key);
-        if !self.pinned_key_of(group, ips, &mut pinned_key) {
+        let Some(p) = self.find_pinned(group, ips) else {
             return Err(pending);
+        };
+        let r = self.pinned[p as usize].resolved;
+        if self.current(r, &trees) && self.checks_hold(r, &trees, ips, Some(p)) {
+            self.pinned_hits += 1;
+            self.key = pending.key;
+            return Ok(r);
         }
-        match self.pinned.find(&pinned_key, &[]) {
-            Ok(p) => {
-                let r = self.pinned_outcomes[p as usize];
-                let resolved = &self.resolved_outcomes[r as usize];
-                let (start, end) = resolved.checks;
-                if valid(
-                    resolved.hists as usize,
-                    &self.checks[start as usize..end as usize],
-                ) {
-                    self.pinned_hits += 1;
-                    self.key = pending.key;
-                    self.pinned_key = pinned_key;
-                    return Ok(r);
-                }
-                pending.existing = Some(p);
-                pending.stale = Some(r);
-                pending.pinned = Some((0, pinned_key));
-            }
-            Err(hash) => pending.pinned = Some((hash, pinned_key)),
-        }
+        pending.existing = Some(p);
+        pending.stale = Some(r);
         Err(pending)
     }
 
-    /// The pinned key of `ips` in pin group `group`: false when a pinned
-    /// frame is beyond them.
-    fn pinned_key_of(&self, group: u32, ips: &[u64], key: &mut Vec<u8>) -> bool {
-        key.clear();
-        key.extend_from_slice(&group.to_le_bytes());
-        let Some(&(start, end)) = self.pin_groups.get(group as usize) else {
-            return false;
-        };
-        for &f in &self.pin_frames[start as usize..end as usize] {
-            match ips.get(f as usize) {
-                Some(ip) => key.extend_from_slice(&ip.to_le_bytes()),
-                None => return false,
-            }
-        }
-        true
+    /// The newest sample of pin group `group` whose spans hold `ips`.
+    fn find_pinned(&self, group: u32, ips: &[u64]) -> Option<u32> {
+        self.pin_groups
+            .get(group as usize)?
+            .iter()
+            .rev()
+            .take(PIN_CANDIDATES)
+            .copied()
+            .find(|&p| {
+                let pinned = &self.pinned[p as usize];
+                let (start, end) = pinned.spans;
+                pinned.resolved != NO_PIN
+                    && self.pin_spans[start as usize..end as usize]
+                        .iter()
+                        .all(|&(f, span)| ips.get(f as usize).is_some_and(|&ip| span.contains(ip)))
+            })
     }
 
     /// Remembers a resolved sample's effects on the entries of hists
@@ -417,24 +550,26 @@ impl<'a> SampleReplay<'a> {
     /// it could not be stored).
     ///
     /// Effects that hold only while `checks` do depend on the addresses of
-    /// the frames those walks compared (`pins`, indexes into `ips`): they
-    /// are found by the resolved key plus those addresses.
+    /// the frames those walks compared (`pins`: indexes into the frames,
+    /// each with the addresses that compare the same, sorted by frame):
+    /// they are found by the resolved key plus addresses in those spans.
     #[allow(clippy::too_many_arguments)]
     pub fn remember_resolved(
         &mut self,
-        mut pending: Pending<'a>,
+        pending: Pending<'a>,
         hists: usize,
         callchain_period: bool,
         effects: &[Effect],
         checks: &[Check],
-        pins: &[u32],
-        ips: &[u64],
+        pins: &[(u32, IpSpan)],
         stale: Option<u32>,
     ) -> Option<u32> {
         let i = self.store_resolved(hists, callchain_period, effects, checks, stale);
         if let Some(i) = i {
-            if pending.pin_group.is_some() || !checks.is_empty() {
-                self.pin(&mut pending, i, pins, ips);
+            if let Some(slot) = pending.slot.filter(|_| checks.is_empty()) {
+                self.resolved.set(slot, i);
+            } else if pending.pin_group.is_some() || !checks.is_empty() {
+                self.pin(&pending, i, pins);
             } else {
                 self.resolved.insert(pending.hash, &pending.key, &[], i);
             }
@@ -462,6 +597,8 @@ impl<'a> SampleReplay<'a> {
                     && r.hists as usize == hists
                 {
                     r.callchain_period = callchain_period;
+                    r.generation = self.generation;
+                    r.revision += 1;
                     self.effects[es as usize..ee as usize].copy_from_slice(effects);
                     self.checks[cs as usize..ce as usize].copy_from_slice(checks);
                     return Some(old);
@@ -485,72 +622,74 @@ impl<'a> SampleReplay<'a> {
             checks: (checks_start, self.checks.len() as u32),
             hists: hists as u32,
             callchain_period,
+            generation: self.generation,
+            revision: 0,
         });
         self.repeats.push((0, 0));
         Some(i)
     }
 
-    /// Finds resolved sample `i` by its pinned key from now on: under the
-    /// resolved key's pin group, or a new one pinning `pins`.
-    fn pin(&mut self, pending: &mut Pending<'a>, i: u32, pins: &[u32], ips: &[u64]) {
-        if let Some(p) = pending.existing {
-            if let Some(o) = self.pinned_outcomes.get_mut(p as usize) {
-                *o = i;
+    /// Finds resolved sample `i` by its pinned frames' addresses from now
+    /// on (`pins`), in the resolved key's pin group (a new one if it has
+    /// none).
+    fn pin(&mut self, pending: &Pending<'a>, i: u32, pins: &[(u32, IpSpan)]) {
+        if let Some(p) = pending.existing.filter(|_| pending.pin_group.is_some()) {
+            let spans = self.push_spans(pins);
+            if let Some(pinned) = self.pinned.get_mut(p as usize) {
+                *pinned = match spans {
+                    Some(spans) => Pinned { resolved: i, spans },
+                    None => Pinned {
+                        resolved: NO_PIN,
+                        spans: (0, 0),
+                    },
+                };
             }
             return;
         }
         // Broken frame-pointer chains pin garbage addresses that never
-        // repeat: stop pinning while few pinned keys are found again.
-        if self.pinned_outcomes.len() as u64 > PINS_ON_TRIAL + 8 * self.pinned_hits {
+        // repeat: stop pinning while few pinned samples are found again.
+        if self.pinned.len() as u64 > PINS_ON_TRIAL + 8 * self.pinned_hits {
             return;
         }
-        match pending.pin_group {
-            Some(group) => {
-                // Samples that match the group's pins match this one's
-                // only if those include its own.
-                let (start, end) = self.pin_groups[group as usize];
-                let pinned = &self.pin_frames[start as usize..end as usize];
-                if !pins.iter().all(|f| pinned.binary_search(f).is_ok()) {
-                    return;
-                }
-            }
+        let group = match pending.pin_group {
+            Some(group) => group,
             None => {
-                let (Ok(group), Ok(start), Ok(end)) = (
-                    u32::try_from(self.pin_groups.len()),
-                    u32::try_from(self.pin_frames.len()),
-                    u32::try_from(self.pin_frames.len() + pins.len()),
-                ) else {
+                let Ok(group) = u32::try_from(self.pin_groups.len()) else {
                     return;
                 };
-                if group >= PINNED
-                    || !self
-                        .resolved
-                        .insert(pending.hash, &pending.key, &[], group | PINNED)
-                {
+                if group >= PINNED {
                     return;
                 }
-                self.pin_frames.extend_from_slice(pins);
-                self.pin_groups.push((start, end));
-                let mut key = std::mem::take(&mut self.pinned_key);
-                if !self.pinned_key_of(group, ips, &mut key) {
-                    return;
+                match pending.slot {
+                    Some(slot) => self.resolved.set(slot, group | PINNED),
+                    None => {
+                        if !self
+                            .resolved
+                            .insert(pending.hash, &pending.key, &[], group | PINNED)
+                        {
+                            return;
+                        }
+                    }
                 }
-                let Err(hash) = self.pinned.find(&key, &[]) else {
-                    return;
-                };
-                pending.pinned = Some((hash, key));
+                self.pin_groups.push(Vec::new());
+                group
             }
-        }
-        let Some((hash, key)) = pending.pinned.take() else {
+        };
+        let (Some(spans), Ok(p)) = (self.push_spans(pins), u32::try_from(self.pinned.len())) else {
             return;
         };
-        let Ok(p) = u32::try_from(self.pinned_outcomes.len()) else {
-            return;
-        };
-        if self.pinned.insert(hash, &key, &[], p) {
-            self.pinned_outcomes.push(i);
+        self.pinned.push(Pinned { resolved: i, spans });
+        if let Some(g) = self.pin_groups.get_mut(group as usize) {
+            g.push(p);
         }
-        self.pinned_key = key;
+    }
+
+    /// Stores `pins`; returns their range of `pin_spans`.
+    fn push_spans(&mut self, pins: &[(u32, IpSpan)]) -> Option<(u32, u32)> {
+        let start = u32::try_from(self.pin_spans.len()).ok()?;
+        let end = u32::try_from(self.pin_spans.len() + pins.len()).ok()?;
+        self.pin_spans.extend_from_slice(pins);
+        Some((start, end))
     }
 
     /// The copies of resolved sample `i` counted so far, as
@@ -607,13 +746,46 @@ impl<'a> SampleReplay<'a> {
 mod tests {
     use super::*;
 
+    /// Call trees as the tests set them: every tree of mixed children at
+    /// `version`; walked again, a check finds its child at `rewalk`'s
+    /// addresses; `descends` says whether a walk passed a reordered node.
+    struct TestTrees {
+        version: u32,
+        rewalk: Option<IpSpan>,
+        descends: bool,
+    }
+
+    impl Trees for TestTrees {
+        fn version(&self, _: usize, _: u32, _: u32) -> Option<u32> {
+            Some(self.version)
+        }
+
+        fn rewalk(&self, _: usize, _: &Check, ip: u64) -> Option<IpSpan> {
+            self.rewalk.filter(|s| s.contains(ip))
+        }
+
+        fn descends_from(&self, _: usize, _: u32, _: u32, _: u32) -> bool {
+            self.descends
+        }
+    }
+
+    const AS_RECORDED: TestTrees = TestTrees {
+        version: 3,
+        rewalk: None,
+        descends: true,
+    };
+
+    fn span(first: u64, last: u64) -> IpSpan {
+        IpSpan { first, last }
+    }
+
     fn raw<'a>(
         r: &mut SampleReplay<'a>,
         pid: i32,
         ip: u64,
         chain: &'a [u8],
     ) -> Result<RawOutcome, Pending<'a>> {
-        r.find_raw(0, pid, pid, 2, ip, 0, chain, |_, _| true)
+        r.find_raw(0, pid, pid, 2, ip, 0, chain, AS_RECORDED)
     }
 
     #[test]
@@ -621,7 +793,7 @@ mod tests {
         let mut r = SampleReplay::default();
         let pending = raw(&mut r, 7, 0x1000, &[1, 2, 3]).expect_err("new sample");
         let resolved_pending = r
-            .find_resolved(&[1], &[5], &[], |_, _| true)
+            .find_resolved(&[1], &[5], &[], AS_RECORDED)
             .expect_err("new resolved");
         let resolved = r.remember_resolved(
             resolved_pending,
@@ -634,7 +806,6 @@ mod tests {
                 cpumode: 2,
                 node: NO_NODE,
             }],
-            &[],
             &[],
             &[],
             None,
@@ -666,7 +837,7 @@ mod tests {
         assert!(raw(&mut r, 7, 0x1000, &[1, 2, 3]).is_err());
         r.invalidate(None);
         assert!(
-            r.find_resolved(&[1], &[5], &[], |_, _| true).is_ok(),
+            r.find_resolved(&[1], &[5], &[], AS_RECORDED).is_ok(),
             "resolved keys have no epoch"
         );
     }
@@ -685,31 +856,62 @@ mod tests {
             entry: 1,
             node: 0,
             version: 3,
+            frame: 1,
+            cursor: None,
+            child: 4,
         };
-        let valid = |_: usize, c: &[Check]| c.iter().all(|c| c.version == 3);
         let ips = [0x10, 0x20, 0x30];
+        fn find(r: &mut SampleReplay, ips: &[u64], trees: TestTrees) -> Result<u32, ()> {
+            r.find_resolved(&[1], &[5, 6, 7], ips, trees)
+                .map_err(|_| ())
+        }
         let pending = r
-            .find_resolved(&[1], &[5, 6, 7], &ips, valid)
+            .find_resolved(&[1], &[5, 6, 7], &ips, AS_RECORDED)
             .expect_err("new resolved");
-        // Its walks compared frame 1's address.
-        let i = r.remember_resolved(pending, 0, true, &[effect], &[check], &[1], &ips, None);
+        // Its walks compared frame 1's address, with siblings at 0x17
+        // and 0x29.
+        let pins = [(1, span(0x18, 0x28))];
+        let i = r.remember_resolved(pending, 0, true, &[effect], &[check], &pins, None);
         assert!(i.is_some());
-        assert_eq!(r.find_resolved(&[1], &[5, 6, 7], &ips, valid).ok(), i);
+        assert_eq!(find(&mut r, &ips, AS_RECORDED).ok(), i);
         assert_eq!(
-            r.find_resolved(&[1], &[5, 6, 7], &[0x11, 0x20, 0x31], valid)
-                .ok(),
+            find(&mut r, &[0x11, 0x27, 0x31], AS_RECORDED).ok(),
             i,
-            "other frames' addresses do not matter"
+            "other frames' addresses do not matter, nor the pinned frame's within its span"
         );
         assert!(
-            r.find_resolved(&[1], &[5, 6, 7], &[0x10, 0x21, 0x30], valid)
-                .is_err(),
-            "the pinned frame's does"
+            find(&mut r, &[0x10, 0x29, 0x30], AS_RECORDED).is_err(),
+            "the pinned frame's beyond it does"
         );
+        // A sibling was added: the tree turned.
+        let turned = |rewalk| TestTrees {
+            version: 4,
+            rewalk,
+            descends: true,
+        };
         let stale = r
-            .find_resolved(&[1], &[5, 6, 7], &ips, |_, _| false)
-            .expect_err("checks fail");
+            .find_resolved(&[1], &[5, 6, 7], &ips, turned(None))
+            .expect_err("the walk goes elsewhere");
         assert_eq!(stale.stale(), i);
+        assert_eq!(
+            find(&mut r, &ips, turned(Some(span(0x1e, 0x22)))).ok(),
+            i,
+            "the walk still finds the child"
+        );
+        assert!(
+            find(&mut r, &[0x10, 0x27, 0x30], turned(None)).is_err(),
+            "the span narrowed to where the turned tree was walked"
+        );
+        // Reordering a node the walk went down from.
+        r.reordered(0, 1, 2);
+        let below = |descends| TestTrees {
+            version: 4,
+            rewalk: None,
+            descends,
+        };
+        assert_eq!(find(&mut r, &ips, below(false)).ok(), i, "elsewhere");
+        r.reordered(0, 1, 3);
+        assert!(find(&mut r, &ips, below(true)).is_err(), "on the way");
     }
 
     #[test]
