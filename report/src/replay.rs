@@ -564,7 +564,14 @@ impl<'a> SampleReplay<'a> {
         pins: &[(u32, IpSpan)],
         stale: Option<u32>,
     ) -> Option<u32> {
-        let i = self.store_resolved(hists, callchain_period, effects, checks, stale);
+        // A stale sample is taken in place only by the pinned sample that
+        // finds it: another (found by a raw key) keeps its own spans.
+        let in_place = stale.filter(|&r| {
+            let p = pending.existing.filter(|_| pending.pin_group.is_some());
+            p.and_then(|p| self.pinned.get(p as usize))
+                .is_some_and(|p| p.resolved == r)
+        });
+        let i = self.store_resolved(hists, callchain_period, effects, checks, in_place);
         if let Some(i) = i {
             if let Some(slot) = pending.slot.filter(|_| checks.is_empty()) {
                 self.resolved.set(slot, i);
