@@ -1690,6 +1690,68 @@ mod tests {
         (reached, walked)
     }
 
+    /// A frame of DSO 0 at `ip`, in symbol `sym` (start, name) or none.
+    fn interned(frames: &mut Frames, ip: u64, sym: Option<(u64, StrId)>) -> CursorFrame {
+        let map = crate::maps::Map {
+            start: 0,
+            end: u64::MAX,
+            pgoff: 0,
+            dso: DsoId(0),
+            identity: true,
+            access: 0,
+            ino: 0,
+        };
+        let f = ChainFrame {
+            ip,
+            cpumode: 2,
+            level: b'.',
+            map: Some(map),
+            addr: ip,
+            sym: sym.map(|(start, _)| SymId(start as u32)),
+            inlined: false,
+            srcline: None,
+            unwound: false,
+        };
+        frames.intern(Key::Function, &f, sym, None)
+    }
+
+    #[test]
+    fn a_walk_of_mixed_children_goes_the_same_way_across_its_span() {
+        let (mut frames, mut strings) = (Frames::default(), Strings::default());
+        let main = (0x1000, strings.intern("main"));
+        let work = (0x5000, strings.intern("work"));
+        // Children of the root with and without symbols in one DSO:
+        // perf's tree of them compares those by address.
+        let mut chains = vec![interned(&mut frames, 0x1010, Some(main))];
+        for ip in [0x2000, 0x7000, 0x3000, 0x9000, 0x6000, 0x4000] {
+            chains.push(interned(&mut frames, ip, None));
+        }
+        chains.push(interned(&mut frames, 0x5010, Some(work)));
+        let mut tree = CallTree::default();
+        let mut reordered = Vec::new();
+        for f in &chains {
+            tree.append(&[*f], 1, Key::Function, &frames, &strings);
+            reordered.extend_from_slice(tree.reordered());
+        }
+        assert_eq!(reordered, [0], "the root's children got mixed");
+        for f in [chains[0], chains[7]] {
+            let found = |ip| tree.find_mixed(0, &f.with_ip(ip), Key::Function, &frames, &strings);
+            let (child, span) = found(f.ip).expect("appended");
+            assert!(span.contains(f.ip) && span != IpSpan::ANY);
+            for ip in (0..0xa000).step_by(8) {
+                if span.contains(ip) {
+                    assert_eq!(
+                        found(ip).map(|(c, _)| c),
+                        Some(child),
+                        "{ip:#x} in {span:?}"
+                    );
+                }
+            }
+            assert!(tree.descends_from(child, 0));
+            assert!(!tree.descends_from(0, child));
+        }
+    }
+
     #[test]
     fn walk_memo_resumes_where_the_last_chain_parted() {
         let mut trees = vec![CallTree::default(); 4];
