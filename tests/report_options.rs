@@ -513,3 +513,36 @@ fn cpu_utilization_matches_perf() {
         ],
     );
 }
+
+/// `-v`: DSOs by their long names (which also decide which entries are
+/// one), each symbol after its address and the letter of where perf's
+/// dso__load took the symbol table from (the build-id cache, its debug
+/// file, the system path, kallsyms; `!` for none), and C++ names with
+/// their parameters. Pipe mode and hot3-zstd record no build-ids, so the
+/// binaries' own lead to the cache. (Not on recordings without a vdso
+/// build-id: perf then copies this machine's vdso to a temporary file,
+/// whose random name it shows.)
+#[test]
+fn verbose_matches_perf() {
+    if !require_perf() {
+        return;
+    }
+    let mut files: Vec<PathBuf> = FILES.iter().map(|f| own_fixture(f)).collect();
+    for name in [
+        "cpp_hot.data",
+        "git-log-g.data",
+        "hot3-pipe.data",
+        "hot3-zstd.data",
+    ] {
+        files.push(own_fixture(name));
+    }
+    check(
+        &files,
+        &[
+            &["-v"],
+            &["-v", "--sort", "dso"],
+            &["-v", "--no-children", "--sort", "dso,sym", "-n"],
+            &["-v", "--sort", "sym", "-g", "none"],
+        ],
+    );
+}

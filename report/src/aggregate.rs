@@ -244,6 +244,9 @@ pub struct Options {
     pub kallsyms: Option<PathBuf>,
     pub demangle: bool,
     pub quiet: bool,
+    /// `-v`: long DSO names, and each symbol's address and where its
+    /// symbol table came from.
+    pub verbose: bool,
     /// How binaries are opened (see [`SymbolizerOptions::loader`]).
     pub file_loader: Option<FileLoader>,
     /// Call graphs and `--children` (used when the file has callchains).
@@ -302,6 +305,7 @@ impl Default for Options {
             kallsyms: None,
             demangle: true,
             quiet: false,
+            verbose: false,
             file_loader: None,
             callgraph: crate::callgraph::Params::default(),
             sort_given: false,
@@ -805,6 +809,9 @@ pub struct ReportData {
     pub callgraph: Option<CallgraphData>,
     /// `-T`: per-thread counter values.
     pub thread_values: ThreadValues,
+    /// With `-v`: where each shown DSO's symbols come from (see
+    /// [`Symbolizer::symtab_origin`]).
+    pub symtab_origins: HashMap<DsoId, char>,
 }
 
 /// perf's `perf_read_values`: READ record values summed per (pid, tid) and
@@ -1362,6 +1369,9 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
     let mut group_descs = Vec::new();
     let mut sockets: Vec<i32> = Vec::new();
     let mut machine = Machine::new();
+    if options.verbose {
+        machine.dsos.show_long_names();
+    }
     for f in file.features() {
         match f.id {
             FeatureId::CPU_TOPOLOGY => {
@@ -1419,6 +1429,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
         symfs: options.symfs.clone(),
         kallsyms: options.kallsyms.clone(),
         demangle: options.demangle,
+        demangle_params: options.verbose,
         loader: options.file_loader.clone(),
         ..SymbolizerOptions::default()
     };
@@ -2515,7 +2526,11 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
         options,
         callgraph,
         thread_values,
+        symtab_origins: HashMap::default(),
     };
+    if data.options.verbose {
+        data.symtab_origins = symtab_origins(&data);
+    }
     // perf 6.1 applies the symbol filter while collapsing the first
     // event's entries (the socket filter: every event's), and collapses
     // only when a key needs it (comm).
@@ -2742,8 +2757,47 @@ fn dso_name_id(
     Some(
         *names
             .entry(m.dso)
-            .or_insert_with(|| strings.intern(&machine.dsos.get(m.dso).short_name).0),
+            .or_insert_with(|| strings.intern(&machine.dsos.get(m.dso).shown_name).0),
     )
+}
+
+/// perf's symtab origin of each DSO an entry shows.
+fn symtab_origins(data: &ReportData) -> HashMap<DsoId, char> {
+    let mut origins = HashMap::default();
+    let maps = data
+        .hists
+        .iter()
+        .flat_map(|h| &h.entries)
+        .filter_map(|e| e.map);
+    for m in maps {
+        origins.entry(m.dso).or_insert_with(|| {
+            let dso = data.machine.dsos.get(m.dso);
+            match dso.kind {
+                // Symbols from kallsyms or a JIT's /tmp/perf-PID.map, if
+                // they were there.
+                DsoKind::Kernel | DsoKind::Module | DsoKind::Jit => {
+                    let resolved = data
+                        .hists
+                        .iter()
+                        .flat_map(|h| &h.entries)
+                        .any(|e| e.sym.is_some() && e.map.is_some_and(|em| em.dso == m.dso));
+                    // perf's dso__load of a module it finds no file of
+                    // leaves it at the system module path.
+                    match (resolved, dso.kind) {
+                        (false, DsoKind::Module) => 'K',
+                        (false, _) => '!',
+                        (true, DsoKind::Jit) => 'j',
+                        (true, _) => 'k',
+                    }
+                }
+                DsoKind::NoFile => '!',
+                DsoKind::User | DsoKind::Vdso => data
+                    .symbolizer
+                    .symtab_origin(&dso.long_name, dso.build_id.as_deref()),
+            }
+        });
+    }
+    origins
 }
 
 /// Adds `count` more samples of total `period` to a remembered sample's
@@ -3008,7 +3062,7 @@ fn branch_cmp(d: &ReportData, k: SortKey, a: &Entry, b: &Entry) -> Ordering {
     let (Some(x), Some(y)) = (&a.branch, &b.branch) else {
         return null_last(a.branch.as_ref(), b.branch.as_ref(), |_, _| Ordering::Equal);
     };
-    let dso = |e: &BranchAddr| e.map.map(|m| d.machine.dsos.get(m.dso).short_name.as_str());
+    let dso = |e: &BranchAddr| e.map.map(|m| d.machine.dsos.get(m.dso).shown_name.as_str());
     // _sort__dso_cmp(left, right) without perf's usual swap: descending,
     // no map first.
     let dso_cmp = |p: &BranchAddr, q: &BranchAddr| match (dso(p), dso(q)) {
@@ -3050,7 +3104,7 @@ struct KeyCmp<'a> {
 impl<'a> KeyCmp<'a> {
     fn dso_name(&self, e: &Entry) -> Option<&'a str> {
         e.map
-            .map(|m| self.d.machine.dsos.get(m.dso).short_name.as_str())
+            .map(|m| self.d.machine.dsos.get(m.dso).shown_name.as_str())
     }
 
     fn sym_of(&self, e: &Entry) -> Option<&'a Sym> {

@@ -41,8 +41,12 @@ pub enum DsoKind {
 pub struct Dso {
     /// The path as recorded (perf's `long_name`).
     pub long_name: String,
-    /// perf's `short_name`, shown in the `Shared Object` column.
+    /// perf's `short_name`.
     pub short_name: String,
+    /// The name the `Shared Object` column shows and compares: the short
+    /// one, or with `-v` the long one (the kernel's stays
+    /// `[kernel.kallsyms]`).
+    pub shown_name: String,
     pub kind: DsoKind,
     /// Build-id from the BUILD_ID feature or an MMAP2 record.
     pub build_id: Option<Vec<u8>>,
@@ -53,6 +57,7 @@ pub struct Dso {
 pub struct Dsos {
     dsos: Vec<Dso>,
     by_name: HashMap<String, DsoId>,
+    show_long_names: bool,
 }
 
 /// perf's `is_anon_memory`.
@@ -118,14 +123,26 @@ impl Dsos {
             _ => short_name_of(long_name),
         };
         let id = DsoId(self.dsos.len() as u32);
+        let shown_name = match kind {
+            DsoKind::Kernel => short_name.clone(),
+            _ if self.show_long_names => long_name.to_string(),
+            _ => short_name.clone(),
+        };
         self.dsos.push(Dso {
             long_name: long_name.to_string(),
             short_name,
+            shown_name,
             kind,
             build_id: None,
         });
         self.by_name.insert(long_name.to_string(), id);
         id
+    }
+
+    /// Shows (and compares) DSOs added from now on by their long names,
+    /// as perf's `-v` does.
+    pub fn show_long_names(&mut self) {
+        self.show_long_names = true;
     }
 
     /// Looks a DSO up by its recorded path.

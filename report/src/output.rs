@@ -282,6 +282,8 @@ fn calc_widths_of<'e>(
             }
         }
         match sym_name(data, e) {
+            // -v: the address and the symbol table's origin first.
+            Some(n) if data.options.verbose => w.sym = w.sym.max(n.len() + 4 + 21),
             Some(n) => w.sym = w.sym.max(n.len() + 4),
             None => {
                 w.sym = w.sym.max(16 + 4 + 2);
@@ -298,7 +300,7 @@ fn calc_widths_of<'e>(
             w.thread = len + 8;
         }
         if let Some(m) = e.map {
-            w.dso = w.dso.max(data.machine.dsos.get(m.dso).short_name.len());
+            w.dso = w.dso.max(data.machine.dsos.get(m.dso).shown_name.len());
         }
         let srcline_compared = match level {
             Some(_) => srcline_known,
@@ -330,7 +332,7 @@ fn calc_widths_of<'e>(
                 (Some(s), Some(m)) => {
                     let n = data.strings.get(data.syms[s.0 as usize].name).len();
                     *sym = (*sym).max(n + 4);
-                    *dso = (*dso).max(data.machine.dsos.get(m.dso).short_name.len());
+                    *dso = (*dso).max(data.machine.dsos.get(m.dso).shown_name.len());
                 }
                 _ => {
                     *sym = (*sym).max(16 + 4 + 2);
@@ -413,16 +415,31 @@ fn key_value(data: &ReportData, e: &Entry, k: SortKey, width: usize) -> String {
             format!("{:7}:{}", t.tid, pad(data.machine.comms.get(t.comm), cw))
         }
         SortKey::Dso => match e.map {
-            Some(m) => pad(&data.machine.dsos.get(m.dso).short_name, width),
+            Some(m) => pad(&data.machine.dsos.get(m.dso).shown_name, width),
             None => pad("[unknown]", width),
         },
         SortKey::Sym | SortKey::SymOff => {
             let lvl = e.level as char;
+            // perf's "%-#*llx %c " of the address and the origin.
+            let verbose = if data.options.verbose {
+                let origin = e
+                    .map
+                    .and_then(|m| data.symtab_origins.get(&m.dso))
+                    .copied()
+                    .unwrap_or('!');
+                let addr = match e.addr {
+                    0 => "0".to_string(),
+                    a => format!("{a:#x}"),
+                };
+                format!("{addr:<18} {origin} ")
+            } else {
+                String::new()
+            };
+            let prefix = format!("{verbose}[{lvl}] ");
             match (e.sym, e.map) {
                 (Some(s), Some(_)) => {
                     let sym = &data.syms[s.0 as usize];
                     let name = data.strings.get(sym.name);
-                    let prefix = format!("[{lvl}] ");
                     let room = width.saturating_sub(prefix.len());
                     let name: String = name.chars().take(room.max(name.len())).collect();
                     if k == SortKey::SymOff {
@@ -434,8 +451,8 @@ fn key_value(data: &ReportData, e: &Entry, k: SortKey, width: usize) -> String {
                     }
                 }
                 // printf("%-#.*llx", 16, addr): no 0x for zero.
-                _ if e.addr == 0 => format!("[{lvl}] {:016x}", 0),
-                _ => format!("[{lvl}] {:#018x}", e.addr),
+                _ if e.addr == 0 => format!("{prefix}{:016x}", 0),
+                _ => format!("{prefix}{:#018x}", e.addr),
             }
         }
         // "%-.*s": cut to the column (only a --hierarchy srcline perf had
@@ -464,7 +481,7 @@ fn key_value(data: &ReportData, e: &Entry, k: SortKey, width: usize) -> String {
             match a {
                 None => pad("N/A", width),
                 Some(a) => match a.map {
-                    Some(m) => pad(&data.machine.dsos.get(m.dso).short_name, width),
+                    Some(m) => pad(&data.machine.dsos.get(m.dso).shown_name, width),
                     None => pad("[unknown]", width),
                 },
             }

@@ -226,6 +226,7 @@ fn options(args: &ReportArgs) -> Result<Options> {
         prec_record::mapped::MappedFile::open(path).map(prec_report::symbolize::FileBytes::new)
     }));
     o.quiet = args.quiet;
+    o.verbose = args.verbose > 0;
     Ok(o)
 }
 

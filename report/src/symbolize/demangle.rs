@@ -8,6 +8,13 @@
 /// Demangles `name`, or returns `None` when it is not a mangled name
 /// (plain C symbols) or cannot be demangled.
 pub fn demangle(name: &str) -> Option<String> {
+    demangle_with(name, false)
+}
+
+/// [`demangle`], or with `params` as perf's `-v` does
+/// (`DMGL_PARAMS | DMGL_ANSI`): a C++ function with its parameters (and
+/// a template's return type).
+pub(crate) fn demangle_with(name: &str, params: bool) -> Option<String> {
     if name.starts_with("_R") {
         // libiberty's rust_demangle stops a v0 name at its first '.', so
         // LLVM/BOLT suffixes (`.llvm.123`, `.warm`, `.cold`) do not print.
@@ -24,6 +31,11 @@ pub fn demangle(name: &str) -> Option<String> {
         // `.0`); rustc_demangle keeps all but LLVM's.
         if let Ok(d) = rustc_demangle::try_demangle(path) {
             return Some(format!("{d:#}"));
+        }
+    }
+    if params {
+        if let Some(full) = cpp(name, true) {
+            return Some(full);
         }
     }
     demangle_cpp(name)

@@ -62,6 +62,20 @@ pub(crate) fn parse_info(data: &[u8]) -> Result<ElfInfo, String> {
     })
 }
 
+/// What perf's `symsrc__init` sees of a file it may read symbols from:
+/// its build-id, and whether it has a `.symtab` (perf's
+/// `symsrc__has_symtab`) or a `.dynsym` (`symsrc__possibly_runtime`).
+pub(crate) fn symbol_sources(data: &[u8]) -> Option<(Option<Vec<u8>>, bool, bool)> {
+    let file = object::File::parse(data).ok()?;
+    if !matches!(file.format(), object::BinaryFormat::Elf) {
+        return None;
+    }
+    let build_id = file.build_id().ok().flatten().map(<[u8]>::to_vec);
+    let symtab = file.section_by_name(".symtab").is_some();
+    let dynsym = file.section_by_name(".dynsym").is_some();
+    Some((build_id, symtab, dynsym))
+}
+
 /// Which symbol table to read.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Table {

@@ -82,6 +82,8 @@ pub struct SymbolizerOptions {
     pub kallsyms: Option<PathBuf>,
     /// Demangle C++ and Rust names (`--no-demangle` sets this to false).
     pub demangle: bool,
+    /// C++ names with their parameters, as perf's `-v` demangles them.
+    pub demangle_params: bool,
     /// Always report synthesized `name@plt` symbols for PLT addresses
     /// (newer perf, >= 6.3). When false (the default), reproduce perf 6.1:
     /// a zero-sized symbol before the PLT (usually `_init`) that was extended
@@ -98,6 +100,7 @@ impl fmt::Debug for SymbolizerOptions {
             .field("symfs", &self.symfs)
             .field("kallsyms", &self.kallsyms)
             .field("demangle", &self.demangle)
+            .field("demangle_params", &self.demangle_params)
             .field("prefer_plt_names", &self.prefer_plt_names)
             .field("loader", &self.loader.as_ref().map(|_| "custom"))
             .finish()
@@ -110,6 +113,7 @@ impl Default for SymbolizerOptions {
             symfs: None,
             kallsyms: None,
             demangle: true,
+            demangle_params: false,
             prefer_plt_names: false,
             loader: None,
         }
@@ -663,7 +667,7 @@ impl Symbolizer {
                 Some(b) => (b, "@plt"),
                 None => (&*sym.name, ""),
             };
-            match demangle(base) {
+            match demangle::demangle_with(base, self.options.demangle_params) {
                 Some(d) => format!("{d}{suffix}").into_boxed_str(),
                 None => sym.name.clone(),
             }
@@ -796,7 +800,7 @@ impl Symbolizer {
     /// `addr2line -f -i`): the last frame is the real (outer) function.
     /// Empty when no DWARF is available.
     pub fn inline_frames(&mut self, bin: BinaryId, elf_addr: u64) -> Vec<Frame> {
-        let do_demangle = self.options.demangle;
+        let (do_demangle, params) = (self.options.demangle, self.options.demangle_params);
         let Some(dwarf) = self.dwarf(bin) else {
             return Vec::new();
         };
@@ -813,7 +817,8 @@ impl Symbolizer {
                     .and_then(|f| f.raw_name().ok())
                     .map(|raw| {
                         if do_demangle {
-                            demangle(&raw).unwrap_or_else(|| raw.into_owned())
+                            demangle::demangle_with(&raw, params)
+                                .unwrap_or_else(|| raw.into_owned())
                         } else {
                             raw.into_owned()
                         }
@@ -993,6 +998,114 @@ impl Symbolizer {
         }
         let sym = self.jit.get(&pid)?.as_ref()?.find(addr)?;
         Some(Self::info_of(Cow::Borrowed(&sym.name), sym))
+    }
+
+    /// perf's `dso__symtab_origin` for a user-space DSO recorded as
+    /// `long_name`: where `dso__load` takes its symbols from, as the
+    /// letter `perf report -v` shows. perf tries its places in a fixed
+    /// order and reads the first file with a `.symtab`, else the first
+    /// with a `.dynsym`; a file whose build-id differs is skipped; `!`
+    /// when none will do.
+    pub fn symtab_origin(&self, long_name: &str, build_id: Option<&[u8]>) -> char {
+        let symfs = self.options.symfs.as_deref();
+        let binary = with_symfs(symfs, Path::new(long_name));
+        // Without a recorded build-id, perf reads the binary's (for a vdso:
+        // this machine's, which it copies to a file of its own).
+        let read_id;
+        let expected = match build_id.map(normalize_build_id).filter(|b| !b.is_empty()) {
+            Some(id) => Some(id),
+            None if long_name == "[vdso]" => {
+                read_id = current_vdso()
+                    .ok()
+                    .and_then(|b| elf::symbol_sources(&b))
+                    .and_then(|(id, _, _)| id);
+                read_id.as_deref().map(normalize_build_id)
+            }
+            None if Path::new(long_name).is_file() => {
+                read_id = self
+                    .load_file(&binary)
+                    .ok()
+                    .and_then(|b| elf::symbol_sources(&b))
+                    .and_then(|(id, _, _)| id);
+                read_id.as_deref().map(normalize_build_id)
+            }
+            None => None,
+        };
+        let mut places: Vec<(char, PathBuf)> = Vec::new();
+        if !is_pseudo_path(long_name) {
+            // DEBUGLINK: the binary's .gnu_debuglink name, relative to the
+            // working directory, beside the binary, in its .debug/, and
+            // under /usr/lib/debug.
+            let link = self
+                .load_file(&binary)
+                .ok()
+                .and_then(|b| elf::parse_info(&b).ok())
+                .and_then(|info| info.debuglink);
+            if let Some(link) = link {
+                let dir = binary.parent().unwrap_or(Path::new(""));
+                for candidate in [
+                    PathBuf::from(&link),
+                    dir.join(&link),
+                    dir.join(".debug").join(&link),
+                    PathBuf::from(format!("/usr/lib/debug{}/{link}", dir.display())),
+                ] {
+                    if candidate.is_file() {
+                        places.push(('l', candidate));
+                        break;
+                    }
+                }
+            }
+        }
+        if let Some(entry) = expected.and_then(|id| build_id_cache_entry(symfs, id)) {
+            // perf caches a vdso image as `vdso`, any other as `elf`.
+            let image = if long_name.starts_with("[vdso") {
+                "vdso"
+            } else {
+                "elf"
+            };
+            places.push(('B', entry.join(image)));
+            places.push(('D', entry.join("debug")));
+        }
+        if !is_pseudo_path(long_name) {
+            let debug = |suffix: &str| {
+                with_symfs(
+                    symfs,
+                    Path::new(&format!("/usr/lib/debug{long_name}{suffix}")),
+                )
+            };
+            places.push(('f', debug(".debug")));
+            places.push(('u', debug("")));
+        }
+        if let Some(id) = expected {
+            let hex = hex(id);
+            let (dir, rest) = hex.split_at(2.min(hex.len()));
+            let path = format!("/usr/lib/debug/.build-id/{dir}/{rest}.debug");
+            places.push(('b', with_symfs(symfs, Path::new(&path))));
+        }
+        if !is_pseudo_path(long_name) {
+            places.push(('d', binary));
+        }
+        let mut runtime = None;
+        for (origin, path) in places {
+            let Ok(bytes) = self.load_file(&path) else {
+                continue;
+            };
+            let Some((file_id, symtab, dynsym)) = elf::symbol_sources(&bytes) else {
+                continue;
+            };
+            if let Some(expected) = expected {
+                if !build_id_matches(file_id.as_deref(), expected) {
+                    continue;
+                }
+            }
+            if symtab {
+                return origin;
+            }
+            if dynsym && runtime.is_none() {
+                runtime = Some(origin);
+            }
+        }
+        runtime.unwrap_or('!')
     }
 
     /// Problems met so far (missing binaries, build-id mismatches, no
