@@ -887,7 +887,6 @@ impl CallTree {
         self.nodes.get(node as usize).map(|n| n.mixed_version)
     }
 
-    /// Each node's parent (the root's is itself), for [`Self::chain_to`].
     /// The nodes whose children the last [`Self::append`] mixed
     /// ([`Appended::reorders`]): walks through them may now go elsewhere.
     pub fn reordered(&self) -> &[u32] {
