@@ -51,6 +51,11 @@ pub struct PerfDataArgs {
     /// Demangle symbol names (the default).
     #[arg(long = "demangle", overrides_with = "no_demangle")]
     pub demangle: bool,
+    /// Accepted for perf compatibility: perf 6.1 demangles kernel names
+    /// with it only in kernel ELF images (vmlinux, modules); kernel
+    /// symbols from kallsyms, the only ones prec reads, stay as they are.
+    #[arg(long = "demangle-kernel")]
+    pub demangle_kernel: bool,
     /// Don't complain about files owned by other users (accepted for perf compatibility).
     #[arg(short = 'f', long = "force")]
     pub force: bool,

@@ -258,6 +258,9 @@ fn columns_and_layout_options_match_perf() {
             &["-w", "12,3,4", "--sort", "dso,sym"],
             &["-w", "9,x,12"],
             &["--group", "-w", "20,5"],
+            // perf demangles kernel names only from ELF images, never
+            // from kallsyms.
+            &["--demangle-kernel", "--sort", "sym"],
         ],
     );
 }
