@@ -575,7 +575,12 @@ pub struct ReportArgs {
     /// lines work unchanged.
     #[command(flatten)]
     pub browser: BrowserArgs,
-    /// More messages.
+    /// Show a tracepoint's raw fields in the `trace` key, not its print
+    /// format.
+    #[arg(long = "raw-trace")]
+    pub raw_trace: bool,
+    /// More messages; with --stdio: long DSO names, each symbol's address
+    /// and where its symbol table came from, C++ parameters.
     #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count)]
     pub verbose: u8,
     /// Don't show warnings and header comments.

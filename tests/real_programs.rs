@@ -863,6 +863,38 @@ fn tracepoints_trace_output() {
     if let Err(e) = perf_reads_clean(&own[0], &own[1]) {
         failures.push(e);
     }
+    // --raw-trace: libtraceevent's tep_print_fields instead of the print
+    // format (strings, signed and unsigned numbers). Not on events with
+    // array fields: perf leaves the text after an array's `]`
+    // unterminated, and prints whatever the buffer held.
+    let sched = [
+        "-e",
+        "sched:sched_switch,sched:sched_process_exec,sched:sched_process_fork",
+    ];
+    let raw = record_both(&dir, "rawtrace", &sched, &[&sh, "-c", &work]);
+    let runs: &[&[&str]] = &[
+        &["--raw-trace", "--sort", "trace"],
+        &["--raw-trace", "--sort", "comm,trace", "-n"],
+    ];
+    failures.extend(compare_each(
+        &raw,
+        runs,
+        |_, _| None,
+        |f, args| compare_report(f, Input::File, args),
+    ));
+    // With the default order perf shows each field as a column
+    // (trace_fields), which prec refuses rather than print otherwise.
+    let refused = prec()
+        .args(["report", "--stdio", "--raw-trace", "-i", path_str(&raw[0])])
+        .output()
+        .expect("run prec report");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    if refused.status.success() || !stderr.contains("--sort trace") {
+        failures.push(format!(
+            "prec report --raw-trace with perf's trace_fields order: {:?}, stderr {stderr:?}",
+            refused.status
+        ));
+    }
     // With call chains, perf script shows them under each trace line.
     let chains = record_both(
         &dir,

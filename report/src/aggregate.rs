@@ -244,6 +244,9 @@ pub struct Options {
     pub kallsyms: Option<PathBuf>,
     pub demangle: bool,
     pub quiet: bool,
+    /// `--raw-trace`: the `trace` key shows a tracepoint's fields, not its
+    /// print format.
+    pub raw_trace: bool,
     /// `-v`: long DSO names, and each symbol's address and where its
     /// symbol table came from.
     pub verbose: bool,
@@ -305,6 +308,7 @@ impl Default for Options {
             kallsyms: None,
             demangle: true,
             quiet: false,
+            raw_trace: false,
             verbose: false,
             file_loader: None,
             callgraph: crate::callgraph::Params::default(),
@@ -1944,11 +1948,16 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
                     // perf's hist_entry__trace: libtraceevent's text of the
                     // record.
                     let trace = match (&tracepoints, s.raw) {
-                        (Some(tp), Some(raw)) if a.type_ == attr_type::TRACEPOINT => tp
-                            .format(a.config, raw, &mut |addr| {
-                                resolver.kernel_function(&machine, addr)
-                            })
-                            .map(|t| strings.intern(&t)),
+                        (Some(tp), Some(raw)) if a.type_ == attr_type::TRACEPOINT => {
+                            let text = if options.raw_trace {
+                                tp.format_fields(a.config, raw)
+                            } else {
+                                tp.format(a.config, raw, &mut |addr| {
+                                    resolver.kernel_function(&machine, addr)
+                                })
+                            };
+                            text.map(|t| strings.intern(&t))
+                        }
                         _ => None,
                     };
                     let mut key = Key::default();

@@ -33,6 +33,10 @@ struct Field {
     array_len: usize,
     /// `__data_loc`: a 32-bit (offset, length) of data after the fields.
     data_loc: bool,
+    /// libtraceevent's TEP_FIELD_IS_LONG (any `long` in the type) and
+    /// TEP_FIELD_IS_POINTER, which decide how raw fields print.
+    long: bool,
+    pointer: bool,
 }
 
 /// A print-fmt expression.
@@ -150,6 +154,20 @@ impl Tracepoints {
             }
         }
         Some(rec.failed())
+    }
+
+    /// A raw record of tracepoint `id` as libtraceevent's
+    /// `tep_print_fields` prints it (perf report's `--raw-trace`): each of
+    /// its own fields as ` name=value`.
+    pub fn format_fields(&self, id: u64, raw: &[u8]) -> Option<String> {
+        let ev = self.events.get(&id)?;
+        let rec = Record {
+            ev,
+            raw,
+            big_endian: self.big_endian,
+            printk: &self.printk,
+        };
+        Some(rec.raw_fields())
     }
 }
 
@@ -513,7 +531,59 @@ impl Record<'_> {
 
     /// libtraceevent's output for an event it cannot print.
     fn failed(&self) -> String {
-        let mut out = String::from("[FAILED TO PARSE]");
+        format!("[FAILED TO PARSE]{}", self.fields())
+    }
+
+    /// libtraceevent's `tep_print_fields`: an array as its bytes unless it
+    /// is a printable string; numbers by size, sign and type.
+    fn raw_fields(&self) -> String {
+        let mut out = String::new();
+        for f in &self.ev.fields[self.ev.first_own..] {
+            out.push(' ');
+            out.push_str(&f.name);
+            out.push('=');
+            if f.data_loc || f.char_array || f.array_len > 0 {
+                let bytes = if f.data_loc {
+                    self.data_loc(f)
+                } else {
+                    self.raw.get(f.offset..f.offset.saturating_add(f.size))
+                };
+                let bytes = bytes.unwrap_or_default();
+                let text = &bytes[..bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len())];
+                let string = f.data_loc || f.char_array;
+                if string
+                    && text
+                        .iter()
+                        .all(|&b| b.is_ascii_graphic() || b.is_ascii_whitespace())
+                {
+                    out.push_str(&String::from_utf8_lossy(text));
+                } else {
+                    let hex: Vec<String> = bytes.iter().map(|b| format!("{b:02x}")).collect();
+                    out.push_str(&format!("ARRAY[{}]", hex.join(", ")));
+                }
+                continue;
+            }
+            let Some(v) = self.uint(f.offset, f.size) else {
+                continue;
+            };
+            let text = match (f.pointer, f.signed, f.size) {
+                (true, _, _) => format!("{v:#x}"),
+                (_, true, 4) if f.long => format!("{:#x}", v as u32),
+                (_, true, 4) => (v as u32 as i32).to_string(),
+                (_, true, 2) => format!("{:2}", v as u16 as i16),
+                (_, true, 1) => format!("{:1}", v as u8 as i8),
+                (_, true, _) => (v as i64).to_string(),
+                (_, false, _) if f.long => format!("{v:#x}"),
+                (_, false, _) => v.to_string(),
+            };
+            out.push_str(&text);
+        }
+        out
+    }
+
+    /// libtraceevent's `print_event_fields`, after `[FAILED TO PARSE]`.
+    fn fields(&self) -> String {
+        let mut out = String::new();
         for f in &self.ev.fields[self.ev.first_own..] {
             out.push(' ');
             out.push_str(&f.name);
@@ -632,6 +702,8 @@ fn parse_field(v: &str) -> Option<Field> {
         char_array,
         array_len: if char_array { 0 } else { array_len },
         data_loc,
+        long: ty.contains("long"),
+        pointer: ty.trim_end().ends_with('*'),
     })
 }
 

@@ -227,6 +227,7 @@ fn options(args: &ReportArgs) -> Result<Options> {
     }));
     o.quiet = args.quiet;
     o.verbose = args.verbose > 0;
+    o.raw_trace = args.raw_trace;
     Ok(o)
 }
 
@@ -293,6 +294,23 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         write_header(&input, &file, args.show_info, true, &mut out)?;
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
+    }
+    // perf's default order for a file of tracepoints is then one column
+    // per tracepoint field (`trace_fields`), which prec does not have.
+    let attrs = file.attrs();
+    if opts.raw_trace
+        && !opts.sort_given
+        && file.mode() == prec_format::read::Mode::File
+        && !attrs.is_empty()
+        && attrs
+            .iter()
+            .all(|a| a.attr.type_ == prec_format::attr::attr_type::TRACEPOINT)
+    {
+        bail!(
+            "--raw-trace on a file of tracepoints sorts by each tracepoint field \
+             (perf's trace_fields columns), which prec does not support; \
+             use --raw-trace --sort trace for the fields in one column"
+        );
     }
     let data = aggregate::build(&file, opts);
     let stdout = std::io::stdout();
