@@ -141,14 +141,8 @@ impl Tracepoints {
     /// The trace output of a raw record of tracepoint `id`; `functions`
     /// names kernel addresses for `%pS`/`%ps`.
     pub fn format(&self, id: u64, raw: &[u8], functions: FunctionResolver<'_>) -> Option<String> {
-        let ev = self.events.get(&id)?;
-        let rec = Record {
-            ev,
-            raw,
-            big_endian: self.big_endian,
-            printk: &self.printk,
-        };
-        if let Some((fmt, args)) = &ev.print {
+        let rec = self.record(id, raw)?;
+        if let Some((fmt, args)) = &rec.ev.print {
             if let Some(s) = rec.printf(fmt, args, functions) {
                 return Some(s);
             }
@@ -160,14 +154,16 @@ impl Tracepoints {
     /// `tep_print_fields` prints it (perf report's `--raw-trace`): each of
     /// its own fields as ` name=value`.
     pub fn format_fields(&self, id: u64, raw: &[u8]) -> Option<String> {
-        let ev = self.events.get(&id)?;
-        let rec = Record {
-            ev,
+        Some(self.record(id, raw)?.raw_fields())
+    }
+
+    fn record<'a>(&'a self, id: u64, raw: &'a [u8]) -> Option<Record<'a>> {
+        Some(Record {
+            ev: self.events.get(&id)?,
             raw,
             big_endian: self.big_endian,
             printk: &self.printk,
-        };
-        Some(rec.raw_fields())
+        })
     }
 }
 
