@@ -2772,35 +2772,25 @@ fn dso_name_id(
 
 /// perf's symtab origin of each DSO an entry shows.
 fn symtab_origins(data: &ReportData) -> HashMap<DsoId, char> {
+    let entries = || data.hists.iter().flat_map(|h| &h.entries);
+    // DSOs with a resolved symbol: for kallsyms and JIT maps, whether
+    // perf found their symbols.
+    let resolved: HashSet<DsoId> = entries()
+        .filter(|e| e.sym.is_some())
+        .filter_map(|e| e.map.map(|m| m.dso))
+        .collect();
     let mut origins = HashMap::default();
-    let maps = data
-        .hists
-        .iter()
-        .flat_map(|h| &h.entries)
-        .filter_map(|e| e.map);
-    for m in maps {
+    for m in entries().filter_map(|e| e.map) {
         origins.entry(m.dso).or_insert_with(|| {
             let dso = data.machine.dsos.get(m.dso);
-            match dso.kind {
-                // Symbols from kallsyms or a JIT's /tmp/perf-PID.map, if
-                // they were there.
-                DsoKind::Kernel | DsoKind::Module | DsoKind::Jit => {
-                    let resolved = data
-                        .hists
-                        .iter()
-                        .flat_map(|h| &h.entries)
-                        .any(|e| e.sym.is_some() && e.map.is_some_and(|em| em.dso == m.dso));
-                    // perf's dso__load of a module it finds no file of
-                    // leaves it at the system module path.
-                    match (resolved, dso.kind) {
-                        (false, DsoKind::Module) => 'K',
-                        (false, _) => '!',
-                        (true, DsoKind::Jit) => 'j',
-                        (true, _) => 'k',
-                    }
-                }
-                DsoKind::NoFile => '!',
-                DsoKind::User | DsoKind::Vdso => data
+            // perf's dso__load of a module it finds no file of leaves it
+            // at the system module path.
+            match (dso.kind, resolved.contains(&m.dso)) {
+                (DsoKind::Kernel | DsoKind::Module, true) => 'k',
+                (DsoKind::Module, false) => 'K',
+                (DsoKind::Jit, true) => 'j',
+                (DsoKind::Kernel | DsoKind::Jit | DsoKind::NoFile, _) => '!',
+                (DsoKind::User | DsoKind::Vdso, _) => data
                     .symbolizer
                     .symtab_origin(&dso.long_name, dso.build_id.as_deref()),
             }

@@ -1009,50 +1009,47 @@ impl Symbolizer {
     pub fn symtab_origin(&self, long_name: &str, build_id: Option<&[u8]>) -> char {
         let symfs = self.options.symfs.as_deref();
         let binary = with_symfs(symfs, Path::new(long_name));
+        // The binary itself: its build-id and .gnu_debuglink, read once.
+        let info = match is_pseudo_path(long_name) {
+            true => None,
+            false => self
+                .load_file(&binary)
+                .ok()
+                .and_then(|b| elf::parse_info(&b).ok()),
+        };
         // Without a recorded build-id, perf reads the binary's (for a vdso:
         // this machine's, which it copies to a file of its own).
-        let read_id;
+        let vdso_id;
         let expected = match build_id.map(normalize_build_id).filter(|b| !b.is_empty()) {
             Some(id) => Some(id),
             None if long_name == "[vdso]" => {
-                read_id = current_vdso()
+                vdso_id = current_vdso()
                     .ok()
                     .and_then(|b| elf::symbol_sources(&b))
                     .and_then(|(id, _, _)| id);
-                read_id.as_deref().map(normalize_build_id)
+                vdso_id.as_deref().map(normalize_build_id)
             }
-            None if Path::new(long_name).is_file() => {
-                read_id = self
-                    .load_file(&binary)
-                    .ok()
-                    .and_then(|b| elf::symbol_sources(&b))
-                    .and_then(|(id, _, _)| id);
-                read_id.as_deref().map(normalize_build_id)
-            }
+            None if Path::new(long_name).is_file() => info
+                .as_ref()
+                .and_then(|i| i.build_id.as_deref())
+                .map(normalize_build_id),
             None => None,
         };
         let mut places: Vec<(char, PathBuf)> = Vec::new();
-        if !is_pseudo_path(long_name) {
-            // DEBUGLINK: the binary's .gnu_debuglink name, relative to the
-            // working directory, beside the binary, in its .debug/, and
-            // under /usr/lib/debug.
-            let link = self
-                .load_file(&binary)
-                .ok()
-                .and_then(|b| elf::parse_info(&b).ok())
-                .and_then(|info| info.debuglink);
-            if let Some(link) = link {
-                let dir = binary.parent().unwrap_or(Path::new(""));
-                for candidate in [
-                    PathBuf::from(&link),
-                    dir.join(&link),
-                    dir.join(".debug").join(&link),
-                    PathBuf::from(format!("/usr/lib/debug{}/{link}", dir.display())),
-                ] {
-                    if candidate.is_file() {
-                        places.push(('l', candidate));
-                        break;
-                    }
+        // DEBUGLINK: the binary's .gnu_debuglink name, relative to the
+        // working directory, beside the binary, in its .debug/, and under
+        // /usr/lib/debug.
+        if let Some(link) = info.as_ref().and_then(|i| i.debuglink.as_deref()) {
+            let dir = binary.parent().unwrap_or(Path::new(""));
+            for candidate in [
+                PathBuf::from(link),
+                dir.join(link),
+                dir.join(".debug").join(link),
+                PathBuf::from(format!("/usr/lib/debug{}/{link}", dir.display())),
+            ] {
+                if candidate.is_file() {
+                    places.push(('l', candidate));
+                    break;
                 }
             }
         }
