@@ -711,7 +711,8 @@ impl DwarfUnwinder {
                 break StopReason::Error;
             }
             rbp_lost = (rbp_lost && !unmodelled.rbp_saved) || (first && unmodelled.rbp_below_sp);
-            if (first && unmodelled.ra_in_register) || unmodelled.cfa_expression {
+            let first_only = unmodelled.ra_in_register || unmodelled.cfa_from_other;
+            if (first && first_only) || unmodelled.cfa_expression {
                 let (sp, bp) = (uregs.sp(), uregs.bp());
                 let known = |r: gimli::Register| {
                     if first {
@@ -984,6 +985,9 @@ struct Unmodelled {
     ra_in_register: bool,
     /// The CFA is given by a DWARF expression.
     cfa_expression: bool,
+    /// The CFA is based on a register other than rsp and rbp (ld.so's
+    /// `_dl_runtime_resolve` keeps it in rbx while it realigns rsp).
+    cfa_from_other: bool,
     /// The CFA is rbp-based.
     cfa_from_rbp: bool,
     /// rbp is restored from this frame's stack.
@@ -1012,6 +1016,8 @@ impl Unmodelled {
                     gimli::RegisterRule::Register(_)
                 ),
                 cfa_expression: expression.is_some(),
+                cfa_from_other: cfa_register
+                    .is_some_and(|r| r != gimli::X86_64::RSP && r != gimli::X86_64::RBP),
                 cfa_from_rbp: cfa_register == Some(gimli::X86_64::RBP),
                 rbp_saved: rbp_offset.is_some(),
                 rbp_below_sp: cfa_register == Some(gimli::X86_64::RSP)
