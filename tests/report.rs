@@ -431,3 +431,66 @@ fn filters_match_perf() {
     }
     assert_no_failures(&failures);
 }
+
+/// A thread sampled before its first COMM is `:TID` until then. perf
+/// overrides that comm object in place (`comm__override`), so report shows
+/// the earlier samples under the later name, while script, printing as it
+/// reads, shows `:TID`. Recorded with `--synth=no`, so the spinning shell
+/// (started before perf) is known only from its samples until its exec.
+#[test]
+fn samples_before_a_threads_first_comm_take_its_name() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let data = dir.join("late-comm.data");
+    let mut spinner = std::process::Command::new("sh")
+        .args([
+            "-c",
+            "sleep 1; i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done; exec sleep 0.3",
+        ])
+        .spawn()
+        .expect("sh runs");
+    common::record(
+        perf(),
+        &data,
+        &["-a", "--synth=no", "-e", "cpu-clock"],
+        &["sleep", "2.5"],
+    );
+    let _ = spinner.wait();
+    let pid = spinner.id().to_string();
+    let (script, _) = script_stdout(perf(), &data, Input::File, &["--pid", &pid, "-F", "comm"]);
+    let placeholder = format!(":{pid}");
+    assert!(
+        script.lines().any(|l| l.trim() == placeholder),
+        "no sample of the spinning shell before its exec in perf script:\n{script}"
+    );
+    let report = report_stdio(
+        perf(),
+        &data,
+        Input::File,
+        &["--pid", &pid, "--sort", "comm"],
+    );
+    assert!(
+        report.lines().any(|l| l.trim_end().ends_with("  sleep")) && !report.contains(&placeholder),
+        "perf report does not name the early samples after the exec:\n{report}"
+    );
+    let mut failures = Vec::new();
+    // Not with a thread filter: perf's entry of the renamed comm stays
+    // where `:TID` sorted in its first tree, and whichever entry comes
+    // first there decides whether the merged entry is filtered.
+    for args in [
+        &["--sort", "comm"][..],
+        &["--sort", "comm,pid", "-n"],
+        &["--sort", "comm,dso"],
+        &["--sort", "pid"],
+    ] {
+        if let Err(e) = compare_report(&data, Input::File, args) {
+            failures.push(e);
+        }
+    }
+    if let Err(e) = compare_script(&data, Input::File, &["--pid", &pid, "-F", "comm,tid"]) {
+        failures.push(e);
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

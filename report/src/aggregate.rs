@@ -1334,6 +1334,23 @@ pub(crate) fn add_build_ids(
 
 /// Reads the file and aggregates its samples.
 pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
+    let data = build_naming(file, options.clone(), &[]);
+    // Rare (a thread sampled before its COMM): read again, naming those
+    // samples as perf's in-place comm override does.
+    let late = data.machine.late_names();
+    if late.is_empty() {
+        return data;
+    }
+    build_naming(file, options, &late)
+}
+
+/// [`build`], with the comm each of `late_names`' threads gets from its
+/// first sample on.
+fn build_naming(
+    file: &PerfFile<'_>,
+    options: Options,
+    late_names: &[(crate::tasks::ThreadId, String)],
+) -> ReportData {
     let endian = file.endian();
     let mut warnings: Vec<String> = file.warnings().to_vec();
     let attrs = file.attrs();
@@ -1373,6 +1390,7 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
     let mut group_descs = Vec::new();
     let mut sockets: Vec<i32> = Vec::new();
     let mut machine = Machine::new();
+    machine.name_late_threads(late_names);
     if options.verbose {
         machine.dsos.show_long_names();
     }

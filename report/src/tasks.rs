@@ -8,7 +8,11 @@
 //!   (not "set": a fork does not pass it on). A thread whose pid differs
 //!   from its tid shares the maps of its process leader, created as needed.
 //! * COMM renames the thread (an exec COMM does not drop the maps; the new
-//!   image's MMAPs evict the old ones they overlap).
+//!   image's MMAPs evict the old ones they overlap). The first COMM of a
+//!   thread still named `:TID` overrides that comm object in place, so perf
+//!   report shows the thread's samples taken before it under the new name
+//!   (perf script, printing as it goes, shows `:TID`): see
+//!   [`Machine::late_names`].
 //! * FORK drops any thread already using the child tid, creates the child,
 //!   gives it the parent's comm when the parent's comm was set, and for a new
 //!   process copies the parent's maps (not for synthesized FORKs flagged
@@ -64,6 +68,8 @@ pub struct Thread {
     pub comm_set: bool,
     pub maps: MapsId,
     pub exited: bool,
+    /// Whether a sample was resolved while the comm was still `:TID`.
+    placeholder_sampled: bool,
 }
 
 /// String interner for comms.
@@ -125,6 +131,11 @@ pub struct Machine {
     /// that symbol's address when recorded (the record's pgoff), to
     /// relocate kernel symbols of another boot (KASLR).
     pub kernel_ref: Option<(String, u64)>,
+    /// Threads whose `:TID` comm a sample saw before their first COMM
+    /// named them, with that name (see [`Self::late_names`]).
+    late_names: Vec<(ThreadId, CommId)>,
+    /// Names to give such threads' samples from the start.
+    known_late_names: HashMap<ThreadId, CommId>,
 }
 
 impl Default for Machine {
@@ -147,6 +158,8 @@ impl Machine {
             kernel_symbols_loaded: false,
             kernel_epoch: 0,
             kernel_ref: None,
+            late_names: Vec::new(),
+            known_late_names: HashMap::default(),
         };
         let idle = m.findnew(0, 0);
         let swapper = m.comms.intern("swapper");
@@ -196,6 +209,7 @@ impl Machine {
             comm_set: false,
             maps: MapsId(u32::MAX),
             exited: false,
+            placeholder_sampled: false,
         });
         self.by_tid.insert(tid, id);
         // thread__init_maps
@@ -234,8 +248,34 @@ impl Machine {
         let id = self.findnew(pid, tid);
         let c = self.comms.intern(&String::from_utf8_lossy(comm));
         let t = self.thread_mut(id);
+        let late = !t.comm_set && t.placeholder_sampled;
         t.comm = c;
         t.comm_set = true;
+        if late {
+            self.late_names.push((id, c));
+        }
+    }
+
+    /// perf's `comm__override`: a thread's first COMM renames the `:TID`
+    /// comm object its earlier samples' entries point to, so perf report
+    /// shows those samples under the later name. Records cannot be read
+    /// ahead, so a report reads the file again when this is not empty,
+    /// with these names given to [`Self::name_late_threads`] first.
+    /// (Threads are numbered in creation order, the same on both reads.)
+    pub fn late_names(&self) -> Vec<(ThreadId, String)> {
+        self.late_names
+            .iter()
+            .map(|&(t, c)| (t, self.comms.get(c).to_string()))
+            .collect()
+    }
+
+    /// Samples of these threads taken while they are still `:TID` resolve
+    /// to the given comm (from [`Self::late_names`] of a first read).
+    pub fn name_late_threads(&mut self, names: &[(ThreadId, String)]) {
+        for (t, name) in names {
+            let c = self.comms.intern(name);
+            self.known_late_names.insert(*t, c);
+        }
     }
 
     /// FORK record (`misc` is the record header's).
@@ -444,8 +484,8 @@ impl Machine {
     /// `thread__find_map`.
     pub fn resolve(&mut self, pid: i32, tid: i32, cpumode: u16, ip: u64) -> Location {
         let thread = self.findnew(pid, tid);
+        let comm = self.sample_comm(thread);
         let t = self.thread(thread);
-        let comm = t.comm;
         let (level, maps) = match cpumode {
             misc::KERNEL => (b'k', Some(&self.kernel)),
             misc::USER => (b'.', Some(&self.maps[t.maps.0 as usize])),
@@ -460,6 +500,19 @@ impl Machine {
             map,
             addr,
         }
+    }
+
+    /// The comm a sample of `thread` is reported under now.
+    fn sample_comm(&mut self, thread: ThreadId) -> CommId {
+        let t = &mut self.threads[thread.0 as usize];
+        if t.comm_set {
+            return t.comm;
+        }
+        if let Some(&late) = self.known_late_names.get(&thread) {
+            return late;
+        }
+        t.placeholder_sampled = true;
+        t.comm
     }
 
     /// Resolves a branch-stack address like perf's
