@@ -20,12 +20,18 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Run a command and record its profile into perf.data.
+    // perf takes any unambiguous prefix of a long option (`--comm`).
+    #[command(infer_long_args = true)]
     Record(RecordArgs),
     /// Read perf.data and display the profile.
+    // perf takes any unambiguous prefix of a long option (`--comm`).
+    #[command(infer_long_args = true)]
     Report(Box<ReportArgs>),
     /// Read a perf.data and write it again (file or pipe mode, either byte order).
     Inject(InjectArgs),
     /// Read perf.data and display every sample (perf script's text).
+    // perf takes any unambiguous prefix of a long option (`--comm`).
+    #[command(infer_long_args = true)]
     Script(ScriptArgs),
     /// Read perf.data and write an SVG flame graph.
     Flamegraph(FlamegraphArgs),
@@ -141,6 +147,8 @@ pub struct ScriptArgs {
     /// (seconds or percentages of the recording).
     #[arg(long = "time")]
     pub time: Option<String>,
+    #[command(flatten)]
+    pub evswitch: EvSwitchArgs,
     /// Print folded stacks (`comm;outer;...;leaf count`) instead, like
     /// inferno-collapse-perf / stackcollapse-perf.pl on perf script's output.
     #[arg(long = "folded")]
@@ -148,6 +156,21 @@ pub struct ScriptArgs {
     /// Don't show warnings.
     #[arg(short = 'q', long = "quiet")]
     pub quiet: bool,
+}
+
+/// perf's sample windows between two events' samples.
+#[derive(Args, Debug)]
+pub struct EvSwitchArgs {
+    /// Only samples after one of this event (as `perf evlist` names it),
+    /// until one of --switch-off's.
+    #[arg(long = "switch-on", value_name = "EVENT")]
+    pub switch_on: Option<String>,
+    /// No samples after one of this event, until one of --switch-on's.
+    #[arg(long = "switch-off", value_name = "EVENT")]
+    pub switch_off: Option<String>,
+    /// Keep the samples of the --switch-on and --switch-off events.
+    #[arg(long = "show-on-off-events")]
+    pub show_on_off_events: bool,
 }
 
 /// perf report options for its annotation and TUI browsers.
@@ -517,6 +540,8 @@ pub struct ReportArgs {
     /// 30%-40% (ranges, comma-separated), 25% (the first quarter).
     #[arg(long = "time")]
     pub time: Option<String>,
+    #[command(flatten)]
+    pub evswitch: EvSwitchArgs,
     /// Bucket size of `--sort time` (default 100ms; units s, ms, us, ns).
     #[arg(long = "time-quantum")]
     pub time_quantum: Option<String>,

@@ -549,3 +549,61 @@ fn verbose_matches_perf() {
         ],
     );
 }
+
+/// `--switch-on`/`--switch-off`/`--show-on-off-events` (perf's evswitch):
+/// windows between samples of two events, in report and script. perf's
+/// rules, kept: without an `on` event only the first `off` sample is
+/// dropped; script decides after its thread filters, report before.
+#[test]
+fn event_switches_match_perf() {
+    if !require_perf() {
+        return;
+    }
+    let file = own_fixture("hot3-two-events.data");
+    let runs: &[&[&str]] = &[
+        &["--switch-on", "page-faults"],
+        &["--switch-off", "page-faults"],
+        &["--switch-on", "page-faults", "--show-on-off-events"],
+        &[
+            "--switch-on",
+            "cpu-clock",
+            "--switch-off",
+            "page-faults",
+            "-n",
+        ],
+        &["--switch-on", "page-faults", "--switch-off", "cpu-clock"],
+        &["--switch-on", "page-faults", "--comms", "hot3"],
+    ];
+    let files = [file.clone()];
+    let mut failures = compare_each(
+        &files,
+        runs,
+        |_, _| None,
+        |f, args| compare_report(f, Input::File, args),
+    );
+    failures.extend(compare_each(
+        &files,
+        runs,
+        |_, _| None,
+        |f, args| compare_script(f, Input::File, args),
+    ));
+    // Some runs must drop samples, or the options were ignored.
+    let all = report_stdio(prec(), &file, Input::File, &[]);
+    let windowed = report_stdio(prec(), &file, Input::File, runs[3]);
+    if all == windowed {
+        failures.push("--switch-on cpu-clock --switch-off page-faults dropped nothing".into());
+    }
+    assert_no_failures(&failures);
+    // An event the file does not have: an error naming the file's events.
+    let out = prec()
+        .args(["report", "--stdio", "--switch-on", "cycles", "-i"])
+        .arg(&file)
+        .output()
+        .expect("prec runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("cycles") && err.contains("page-faults"),
+        "{}: {err}",
+        out.status
+    );
+}

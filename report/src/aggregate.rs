@@ -227,6 +227,8 @@ pub struct Options {
     /// collapse step, i.e. `comm`.
     pub need_collapse: bool,
     pub cpus: Option<Vec<u32>>,
+    /// `--switch-on`/`--switch-off`: windows of samples kept.
+    pub evswitch: crate::evswitch::EvSwitch,
     /// `--time`: the samples kept.
     pub time: Option<crate::time_ranges::TimeRanges>,
     /// The `--time` argument as given (perf prints it in the Samples line).
@@ -298,6 +300,7 @@ impl Default for Options {
             symbol_filter: None,
             need_collapse: true,
             cpus: None,
+            evswitch: Default::default(),
             time: None,
             time_str: None,
             time_quantum: 100_000_000,
@@ -317,6 +320,17 @@ impl Default for Options {
             branch_mode: false,
         }
     }
+}
+
+/// Each attr's event name as perf names its evsel: EVENT_DESC's, else one
+/// made from the attr ([`event_name`]).
+pub fn event_names(file: &PerfFile<'_>) -> Vec<String> {
+    let names = event_desc_names(file);
+    file.attrs()
+        .iter()
+        .zip(names)
+        .map(|(a, name)| name.unwrap_or_else(|| event_name(&a.attr)))
+        .collect()
 }
 
 /// Each attr's name from the EVENT_DESC feature (matched by its first id,
@@ -1570,6 +1584,7 @@ fn build_naming(
         None
     };
     let mut replay = SampleReplay::default();
+    let mut evswitch = options.evswitch.clone();
     // Callchain tails are remembered where the chain reaches the entries and
     // call trees as resolved (nothing drops or restarts it).
     let tails_on = replay_on
@@ -1679,6 +1694,9 @@ fn build_naming(
                         .as_ref()
                         .is_some_and(|r| r.skips(s.time.unwrap_or(0)))
                     {
+                        continue;
+                    }
+                    if evswitch.discard(ai) {
                         continue;
                     }
                     let cpu = s.cpu.unwrap_or(u32::MAX);

@@ -4,6 +4,7 @@ pub mod aggregate;
 pub mod callchain;
 pub mod callgraph;
 pub mod dump;
+pub mod evswitch;
 pub mod flamegraph;
 pub mod folded;
 pub mod header;

@@ -35,7 +35,7 @@ use prec_format::features::{self, Feature};
 use prec_format::record::{MmapFileId, Record};
 use prec_format::{Attr, FeatureId, PerfFile, RecordType, Sample};
 
-use crate::aggregate::{event_name, Resolver, StrId, Strings};
+use crate::aggregate::{Resolver, StrId, Strings};
 use crate::callchain::{can_unwind, Callchains, ChainFrame, ChainParams, Order, Unwinder};
 use crate::maps::{DsoId, DsoKind};
 use crate::symbolize::{FileLoader, Symbolizer, SymbolizerOptions};
@@ -275,6 +275,9 @@ pub struct ScriptOptions {
     pub pids: Option<Vec<i32>>,
     pub tids: Option<Vec<i32>>,
     pub cpus: Option<Vec<u32>>,
+    /// `--switch-on`/`--switch-off`: windows of samples kept (decided after
+    /// the thread, CPU, DSO and symbol filters, as perf script does).
+    pub evswitch: crate::evswitch::EvSwitch,
     /// `--time`: the samples kept.
     pub time: Option<crate::time_ranges::TimeRanges>,
     pub symfs: Option<PathBuf>,
@@ -532,6 +535,7 @@ pub struct Session<'f> {
     /// Tracepoint formats from TRACING_DATA.
     tracepoints: Option<Tracepoints>,
     sample_reads: crate::sample_read::SampleReads,
+    evswitch: crate::evswitch::EvSwitch,
     /// `--reltime`/`--deltatime`: the first and the previous time printed.
     printed_times: std::cell::Cell<(u64, u64)>,
     /// Problems to report on stderr.
@@ -558,9 +562,7 @@ fn event_names(
     machine: &mut Machine,
     bid_modules: &mut HashSet<DsoId>,
 ) -> Vec<String> {
-    let attrs = file.attrs();
     let endian = file.endian();
-    let names = crate::aggregate::event_desc_names(file);
     if let Some(f) = file.feature(FeatureId::BUILD_ID) {
         if let Ok(Feature::BuildId(entries)) = features::decode(f.id, f.data, f.offset, endian) {
             let added = crate::aggregate::add_build_ids(machine, &entries);
@@ -572,11 +574,7 @@ fn event_names(
             );
         }
     }
-    attrs
-        .iter()
-        .enumerate()
-        .map(|(i, a)| names[i].clone().unwrap_or_else(|| event_name(&a.attr)))
-        .collect()
+    crate::aggregate::event_names(file)
 }
 
 /// Appends `v` in lower-case hex, right-aligned in `width` columns (C's
@@ -614,6 +612,7 @@ fn hx(v: u64) -> String {
 impl<'f> Session<'f> {
     /// Prepares a walk over `file`; fails like perf on a bad `-F`.
     pub fn new(file: &'f PerfFile<'f>, opts: ScriptOptions) -> Result<Self, ScriptError> {
+        let evswitch = opts.evswitch.clone();
         let full_source_path = opts.full_source_path;
         let mut machine = Machine::new();
         let mut bid_modules = HashSet::default();
@@ -774,6 +773,7 @@ impl<'f> Session<'f> {
             cfg,
             tracepoints: crate::tracepoint::from_file(file),
             sample_reads: Default::default(),
+            evswitch,
             printed_times: Default::default(),
             warnings: field_warnings,
         })
@@ -1085,6 +1085,9 @@ impl<'f> Session<'f> {
                             }
                         }
                         if !self.dso_and_symbol_wanted(&cf) {
+                            continue;
+                        }
+                        if self.evswitch.discard(ai) {
                             continue;
                         }
                         let fields = self.fields_of(a);

@@ -275,6 +275,32 @@ fn parse_time_quantum(arg: &str) -> Result<u64> {
     Ok(value.saturating_mul(scale))
 }
 
+/// `--switch-on`/`--switch-off` with the events named as `perf evlist`
+/// names them.
+pub fn evswitch(
+    args: &crate::cli::EvSwitchArgs,
+    file: &prec_format::PerfFile<'_>,
+) -> Result<prec_report::evswitch::EvSwitch> {
+    let names = aggregate::event_names(file);
+    let find = |option: &str, name: &Option<String>| -> Result<Option<usize>> {
+        let Some(name) = name else {
+            return Ok(None);
+        };
+        match names.iter().position(|n| n == name) {
+            Some(i) => Ok(Some(i)),
+            None => bail!(
+                "{option} event not found ({name}); the file's events: {}",
+                names.join(", ")
+            ),
+        }
+    };
+    Ok(prec_report::evswitch::EvSwitch::new(
+        find("switch-on", &args.switch_on)?,
+        find("switch-off", &args.switch_off)?,
+        args.show_on_off_events,
+    ))
+}
+
 pub fn run(args: ReportArgs) -> Result<ExitCode> {
     let mut opts = options(&args)?;
     let input = std::sync::Arc::new(Input::open(&args.data.input, args.data.force)?);
@@ -285,6 +311,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     }));
     let file = input.parse()?;
     opts.time = time_ranges(args.time.as_deref(), &file)?;
+    opts.evswitch = evswitch(&args.evswitch, &file)?;
     if args.dump_raw_trace || args.stats || args.tasks || args.mmaps {
         return dump_or_stats(&args, &input, &file);
     }

@@ -107,6 +107,7 @@ pub fn run(args: ScriptArgs) -> Result<ExitCode> {
     }));
     let file = input.parse()?;
     opts.time = crate::commands::report::time_ranges(args.time.as_deref(), &file)?;
+    opts.evswitch = crate::commands::report::evswitch(&args.evswitch, &file)?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     if args.header || args.header_only {
