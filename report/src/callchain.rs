@@ -395,7 +395,23 @@ impl Callchains {
                     let elf = resolver
                         .symbolizer
                         .to_elf_address(bin, map.start, map.pgoff, ip);
-                    let frames = resolver.symbolizer.inline_frames(bin, elf);
+                    let mut frames = resolver.symbolizer.inline_frames(bin, elf);
+                    if frames.is_empty() {
+                        // perf asks addr2line, which without a line for the
+                        // address still names the function-like symbol
+                        // before it (`FILE:?`): a local label inside a
+                        // function becomes an inline frame of that name.
+                        frames.extend(resolver.symbolizer.addr2line_function(bin, elf).map(
+                            |(name, file)| crate::symbolize::Frame {
+                                function: Some(name),
+                                location: Some(crate::symbolize::SourceLocation {
+                                    file: file.unwrap_or_else(|| "??".to_string()),
+                                    line: 0,
+                                    column: None,
+                                }),
+                            },
+                        ));
+                    }
                     let b = resolver.syms[base.0 as usize].clone();
                     let base_name = strings.get(b.name).to_string();
                     let outermost = frames.len().saturating_sub(1);

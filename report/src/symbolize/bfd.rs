@@ -26,10 +26,11 @@ pub(crate) struct FunctionStarts(Vec<SectionFunctions>);
 struct SectionFunctions {
     start: u64,
     end: u64,
-    /// (value, file) sorted by value; of equal values the first in
+    /// (value, file, name) sorted by value; of equal values the first in
     /// symbol-table order (BFD keeps a later one only when it is higher).
-    /// `file` is the file name addr2line prints for the function.
-    functions: Vec<(u64, Option<Box<str>>)>,
+    /// `file` is the file name addr2line prints for the function, `name`
+    /// the function it prints (`-f`, not demangled).
+    functions: Vec<(u64, Option<Box<str>>, Box<str>)>,
 }
 
 impl FunctionStarts {
@@ -51,15 +52,22 @@ impl FunctionStarts {
     /// follows a later file symbol). BFD looks in the first allocated
     /// section containing the address.
     pub fn function_file(&self, addr: u64) -> Option<Option<&str>> {
+        self.function(addr).map(|(_, file)| file)
+    }
+
+    /// [`Self::function_file`] with the function's name, as `addr2line -f`
+    /// prints it.
+    pub fn function(&self, addr: u64) -> Option<(&str, Option<&str>)> {
         let section = self.0.iter().find(|s| addr >= s.start && addr < s.end)?;
         let i = section
             .functions
-            .partition_point(|&(value, _)| value <= addr);
+            .partition_point(|&(value, _, _)| value <= addr);
         // The lowest index of the last value at or below addr.
         let last = i.checked_sub(1)?;
         let value = section.functions[last].0;
-        let first = section.functions[..=last].partition_point(|&(v, _)| v < value);
-        Some(section.functions[first].1.as_deref())
+        let first = section.functions[..=last].partition_point(|&(v, _, _)| v < value);
+        let (_, file, name) = &section.functions[first];
+        Some((name, file.as_deref()))
     }
 
     /// Whether addr2line finds a function for `addr` (see
@@ -130,11 +138,13 @@ fn of<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Option<Vec<SectionFu
         } else {
             file.clone()
         };
-        slot.functions.push((value, named));
+        let name = symbols.symbol_name(endian, sym).unwrap_or_default();
+        slot.functions
+            .push((value, named, String::from_utf8_lossy(name).into()));
     }
     for section in &mut out {
         // Stable: equal values keep their table order.
-        section.functions.sort_by_key(|&(value, _)| value);
+        section.functions.sort_by_key(|&(value, _, _)| value);
     }
     Some(out)
 }
@@ -195,6 +205,71 @@ mod tests {
             }
         }
         assert!(checked > 100, "{checked}");
+    }
+
+    /// The function `addr2line -f` names without line information: the
+    /// last function-like symbol before the address, so a label inside a
+    /// function (here from inline assembly) names the code after it.
+    #[test]
+    fn function_names_agree_with_binutils_addr2line() {
+        let dir = std::env::temp_dir().join(format!("prec-bfd-f-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let (src, bin) = (dir.join("p.c"), dir.join("p"));
+        let made = std::fs::write(
+            &src,
+            "int work(int x) { int y = x * 3; __asm__ volatile(\"mid_label: nop; nop\"); \
+             return y + 1; }\n\
+             int main(int c, char **v) { (void)v; return work(c); }\n",
+        )
+        .is_ok()
+            && Command::new("gcc")
+                .args(["-O0", "-o"])
+                .arg(&bin)
+                .arg(&src)
+                .status()
+                .is_ok_and(|s| s.success());
+        let (true, Ok(data)) = (made, std::fs::read(&bin)) else {
+            return; // no compiler here
+        };
+        let starts = FunctionStarts::new(&data);
+        let nm = Command::new("nm").arg(&bin).output().expect("nm runs");
+        let nm = String::from_utf8_lossy(&nm.stdout);
+        let at = |name: &str| {
+            nm.lines().find_map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                (f.len() == 3 && f[2] == name).then(|| u64::from_str_radix(f[0], 16).ok())?
+            })
+        };
+        let (Some(work), Some(main)) = (at("work"), at("main")) else {
+            panic!("work and main in nm:\n{nm}");
+        };
+        // One process per address: BFD remembers the last function found
+        // and answers it again for addresses inside its size, so a batch
+        // depends on the order of its queries (this models a fresh lookup).
+        let mut labels = 0;
+        for addr in work..main + 8 {
+            let out = Command::new("addr2line")
+                .args(["-f", "-e"])
+                .arg(&bin)
+                .arg(format!("{addr:x}"))
+                .output()
+                .expect("addr2line runs");
+            let text = String::from_utf8_lossy(&out.stdout);
+            let mut lines = text.lines();
+            let (Some(function), Some(line)) = (lines.next(), lines.next()) else {
+                panic!("addr2line -f answers in pairs: {text}");
+            };
+            if line.ends_with(":?") {
+                assert_eq!(
+                    starts.function(addr).map(|(name, _)| name),
+                    Some(function),
+                    "{addr:#x}"
+                );
+                labels += usize::from(function == "mid_label");
+            }
+        }
+        assert!(labels > 0, "no address named after the label");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// The file addr2line names without line information (`crtstuff.c:?`,

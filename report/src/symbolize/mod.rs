@@ -769,17 +769,41 @@ impl Symbolizer {
     /// names, from the symbol table's `STT_FILE` entries (`None` for `??`);
     /// perf shows `FILE:0`.
     pub fn addr2line_function_file(&self, bin: BinaryId, elf_addr: u64) -> Option<Option<String>> {
+        self.bfd_functions(bin)?
+            .function_file(elf_addr)
+            .map(|file| file.map(str::to_string))
+    }
+
+    /// [`Self::addr2line_function_file`] with the function addr2line names
+    /// (`-f`), demangled as perf demangles it (perf 6.1 takes it as the
+    /// frame's function where DWARF has no line for the address).
+    pub fn addr2line_function(
+        &self,
+        bin: BinaryId,
+        elf_addr: u64,
+    ) -> Option<(String, Option<String>)> {
+        let (name, file) = self.bfd_functions(bin)?.function(elf_addr)?;
+        let name = if self.options.demangle {
+            demangle::demangle_with(name, self.options.demangle_params)
+                .unwrap_or_else(|| name.to_string())
+        } else {
+            name.to_string()
+        };
+        Some((name, file.map(str::to_string)))
+    }
+
+    /// The symbols BFD looks functions up in for `bin`: with a separate
+    /// debug file, that file's table.
+    fn bfd_functions(&self, bin: BinaryId) -> Option<&bfd::FunctionStarts> {
         let b = self.bin(bin)?;
-        // With a separate debug file, BFD takes the function and its file
-        // symbol from the debug file's table.
         let symbols_from = match &b.debug {
             DebugFile::Found(_, map, _) => map,
             _ => &b.map,
         };
-        b.function_starts
-            .get_or_init(|| bfd::FunctionStarts::new(symbols_from))
-            .function_file(elf_addr)
-            .map(|file| file.map(str::to_string))
+        Some(
+            b.function_starts
+                .get_or_init(|| bfd::FunctionStarts::new(symbols_from)),
+        )
     }
 
     /// perf's `elf_base_address`: the first PT_LOAD's `p_vaddr - p_offset`
