@@ -1585,15 +1585,6 @@ fn build_naming(
     };
     let mut replay = SampleReplay::default();
     let mut evswitch = options.evswitch.clone();
-    // Callchain tails are remembered where the chain reaches the entries and
-    // call trees as resolved (nothing drops or restarts it).
-    let tails_on = replay_on
-        && cg_on
-        && !options.hide_unresolved
-        && parent_re.is_none()
-        && ignore_callees_re.is_none()
-        && chain_params.order == crate::callchain::Order::Callee;
-    let mut tails = crate::replay::ChainTails::default();
     let cpu_utilization = options.cpu_utilization;
     let mode_periods = || cpu_utilization.then(Box::<ModePeriods>::default);
     let mut replay_kernel_epoch = machine.kernel_epoch;
@@ -1778,8 +1769,6 @@ fn build_naming(
                     let mut loc =
                         resolve_loading(&mut machine, &mut resolver, pid, tid, r.cpumode(), ip);
                     quality.samples += 1;
-                    let mut tail_hit: Option<u32> = None;
-                    let mut tail_miss = None;
                     let mut sym = None;
                     if let Some(map) = &loc.map {
                         if need_sym || options.branch_mode {
@@ -1814,53 +1803,16 @@ fn build_naming(
                                 None
                             };
                         callchains.set_epoch(Some(replay.epoch(pid)));
-                        let split = s
-                            .callchain
-                            .as_ref()
-                            .filter(|_| tails_on && raw_pending.is_some() && uw.is_none())
-                            .and_then(crate::callchain::split_leaf)
-                            .filter(|split| split.addresses <= chain_params.max_stack);
-                        if let Some(split) = split {
-                            // The leaf first: it can load the kernel's
-                            // symbols, which changes the epoch.
-                            let leaf = callchains.frame(
-                                &mut machine,
-                                &mut resolver,
-                                &mut strings,
-                                pid,
-                                tid,
-                                split.cpumode,
-                                split.leaf,
-                            );
-                            let context = [
-                                replay.epoch(pid),
-                                machine.kernel_epoch as u64,
-                                (pid as u32 as u64) << 32 | tid as u32 as u64,
-                            ];
-                            match tails.find(&context, split.markers, split.tail) {
-                                Ok(t) => {
-                                    chain.clear();
-                                    chain.push(leaf);
-                                    chain.extend_from_slice(tails.get(t).0);
-                                    tail_hit = Some(t);
-                                }
-                                Err(miss) => {
-                                    tail_miss = Some((miss, split.addresses));
-                                }
-                            }
-                        }
-                        if tail_hit.is_none() {
-                            callchains.resolve(
-                                &mut machine,
-                                &mut resolver,
-                                &mut strings,
-                                a,
-                                &s,
-                                &chain_params,
-                                uw,
-                                &mut chain,
-                            );
-                        }
+                        callchains.resolve(
+                            &mut machine,
+                            &mut resolver,
+                            &mut strings,
+                            a,
+                            &s,
+                            &chain_params,
+                            uw,
+                            &mut chain,
+                        );
                         if options.hide_unresolved {
                             // perf's add_callchain_ip drops unresolved entries.
                             chain.retain(|f| f.sym.is_some());
@@ -2122,8 +2074,7 @@ fn build_naming(
                     }
                     if cg_on {
                         fids.clear();
-                        let fresh = if tail_hit.is_some() { 1 } else { chain.len() };
-                        for f in chain.iter().take(fresh) {
+                        for f in &chain {
                             let sym = f.sym.map(|id| {
                                 let s = &resolver.syms[id.0 as usize];
                                 (s.start, s.name)
@@ -2143,9 +2094,6 @@ fn build_naming(
                                 )
                             };
                             fids.push(cg_frames.intern(cgp.key, f, sym, src));
-                        }
-                        if let Some(t) = tail_hit {
-                            fids.extend_from_slice(tails.get(t).1);
                         }
                     }
                     // The resolved sample's key (see crate::replay): everything
@@ -2178,8 +2126,7 @@ fn build_naming(
                     if cg_on {
                         replay_ips.extend(chain.iter().map(|f| f.ip));
                         let by_ip = want(SortKey::SymOff) || need_src;
-                        let fresh = if tail_hit.is_some() { 1 } else { chain.len() };
-                        for (f, fid) in chain.iter().zip(&fids).take(fresh) {
+                        for (f, fid) in chain.iter().zip(&fids) {
                             replay_frames.push(replay.frame_id([
                                 fid.id.0 as u64 | (f.map.map_or(0, |m| m.dso.0 as u64 + 1)) << 32,
                                 f.sym.map_or(u64::MAX, |s| s.0 as u64),
@@ -2192,15 +2139,6 @@ fn build_naming(
                                     | (f.map.is_some() as u64) << 26
                                     | (f.srcline.map_or(0, |s| s.0 as u64 + 1)) << 32,
                             ]));
-                        }
-                        if let Some(t) = tail_hit {
-                            replay_frames.extend_from_slice(tails.get(t).2);
-                        }
-                        if let Some((miss, addresses)) = tail_miss.take() {
-                            // One frame per address: nothing cut it short.
-                            if chain.len() == addresses && chain.len() == fids.len() {
-                                tails.insert(miss, &chain[1..], &fids[1..], &replay_frames[1..]);
-                            }
                         }
                     }
                     let found = replay.find_resolved(

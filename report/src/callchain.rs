@@ -64,7 +64,6 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use prec_format::attr::Attr;
-use prec_format::bytes::U64Slice;
 use prec_format::constants::{callchain_context as ctx, misc, sample_type as st};
 use prec_format::Sample;
 
@@ -575,50 +574,6 @@ impl Ctx<'_> {
     }
 }
 
-/// A raw callchain cut at its first address (the sample's own, in callee
-/// order), for remembering what the rest resolves to: the markers before
-/// it, the address with the cpumode they set, and the bytes after it.
-#[derive(Clone, Copy, Debug)]
-pub struct LeafSplit<'a> {
-    pub markers: &'a [u8],
-    pub leaf: u64,
-    pub cpumode: u16,
-    pub tail: &'a [u8],
-    /// The chain's addresses (frames it resolves to, one each, when no
-    /// marker is invalid and `max_stack` does not cut it).
-    pub addresses: usize,
-}
-
-/// Splits a sample's raw callchain at its first address; `None` without
-/// one or with an invalid marker before it.
-pub fn split_leaf<'a>(chain: &U64Slice<'a>) -> Option<LeafSplit<'a>> {
-    let mut cpumode = misc::USER;
-    let mut leaf = None;
-    let mut addresses = 0;
-    for i in 0..chain.len() {
-        let w = chain.get(i)?;
-        if w >= ctx::MAX {
-            if leaf.is_none() {
-                cpumode = marker_mode(w)?;
-            }
-            continue;
-        }
-        addresses += 1;
-        if leaf.is_none() {
-            leaf = Some((i, w));
-        }
-    }
-    let (i, leaf) = leaf?;
-    let bytes = chain.as_bytes();
-    Some(LeafSplit {
-        markers: bytes.get(..i * 8)?,
-        leaf,
-        cpumode,
-        tail: bytes.get((i + 1) * 8..)?,
-        addresses,
-    })
-}
-
 /// The thread a sample belongs to (perf's `machine__findnew_thread`).
 pub fn sample_thread(machine: &mut Machine, sample: &Sample<'_>) -> ThreadId {
     machine.findnew(
@@ -630,37 +585,6 @@ pub fn sample_thread(machine: &mut Machine, sample: &Sample<'_>) -> ThreadId {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_chain_splits_at_its_first_address() {
-        let words = |w: &[u64]| w.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>();
-        let kernel = words(&[
-            ctx::KERNEL,
-            0xffff_8000_0000_1000,
-            0xffff_8000_0000_2000,
-            ctx::USER,
-            0x401000,
-        ]);
-        let chain = U64Slice::new(&kernel, prec_format::Endian::Little);
-        let split = split_leaf(&chain).expect("has an address");
-        assert_eq!(split.markers, &kernel[..8]);
-        assert_eq!(split.leaf, 0xffff_8000_0000_1000);
-        assert_eq!(split.cpumode, misc::KERNEL);
-        assert_eq!(split.tail, &kernel[16..]);
-        assert_eq!(split.addresses, 3);
-        // Without markers, addresses are user addresses.
-        let bare = words(&[0x401000, 0x402000]);
-        let split = split_leaf(&U64Slice::new(&bare, prec_format::Endian::Little)).expect("split");
-        assert_eq!(
-            (split.cpumode, split.markers.len(), split.addresses),
-            (misc::USER, 0, 2)
-        );
-        // An invalid marker before the first address, or no address at all.
-        let guest = words(&[ctx::GUEST, 0x401000]);
-        assert!(split_leaf(&U64Slice::new(&guest, prec_format::Endian::Little)).is_none());
-        let empty = words(&[ctx::USER]);
-        assert!(split_leaf(&U64Slice::new(&empty, prec_format::Endian::Little)).is_none());
-    }
 
     #[test]
     fn markers() {

@@ -27,7 +27,6 @@
 //! sample order, so the output (including perf's order of equal entries) is
 //! the same as resolving every sample.
 
-use crate::callchain::ChainFrame;
 use crate::callgraph::{CursorFrame, IpSpan};
 use rustc_hash::FxHashMap as HashMap;
 use std::hash::Hasher;
@@ -155,95 +154,6 @@ impl<'a> Table<'a> {
         self.keys.push((start, end, tail, value));
         self.index.insert(hash, i);
         true
-    }
-}
-
-/// What the callchains of raw samples resolved to after their first
-/// address. A sample missing the raw table usually differs from one seen
-/// before only there (another address in the same function, same callers):
-/// its chain is then its first frame plus a remembered tail, instead of a
-/// map, symbol and call-tree frame lookup per element.
-#[derive(Default)]
-pub(crate) struct ChainTails<'a> {
-    table: Table<'a>,
-    /// Per tail: its range in the three arenas.
-    spans: Vec<(u32, u32)>,
-    frames: Vec<ChainFrame>,
-    cursors: Vec<CursorFrame>,
-    ids: Vec<u32>,
-    head: Vec<u8>,
-}
-
-/// A tail looked up and not found, to [`ChainTails::insert`].
-pub(crate) struct TailMiss<'a> {
-    hash: u64,
-    head: Vec<u8>,
-    tail: &'a [u8],
-}
-
-impl<'a> ChainTails<'a> {
-    /// The tail resolved in `context` (everything else a frame's
-    /// resolution reads: process, thread, their epochs) after `markers`,
-    /// then the leaf address.
-    pub fn find(
-        &mut self,
-        context: &[u64],
-        markers: &[u8],
-        tail: &'a [u8],
-    ) -> Result<u32, TailMiss<'a>> {
-        let mut head = std::mem::take(&mut self.head);
-        head.clear();
-        for w in context {
-            head.extend_from_slice(&w.to_le_bytes());
-        }
-        head.extend_from_slice(markers);
-        let found = self.table.find(&head, tail);
-        match found {
-            Ok(i) => {
-                self.head = head;
-                Ok(i)
-            }
-            Err(hash) => Err(TailMiss { hash, head, tail }),
-        }
-    }
-
-    /// The frames, call-tree frames and replay frame ids of tail `i`.
-    pub fn get(&self, i: u32) -> (&[ChainFrame], &[CursorFrame], &[u32]) {
-        let (start, end) = self.spans.get(i as usize).copied().unwrap_or((0, 0));
-        let r = start as usize..end as usize;
-        (
-            self.frames.get(r.clone()).unwrap_or(&[]),
-            self.cursors.get(r.clone()).unwrap_or(&[]),
-            self.ids.get(r).unwrap_or(&[]),
-        )
-    }
-
-    /// Remembers what a missed tail resolved to (the three of equal length).
-    pub fn insert(
-        &mut self,
-        miss: TailMiss<'a>,
-        frames: &[ChainFrame],
-        cursors: &[CursorFrame],
-        ids: &[u32],
-    ) {
-        let (Ok(i), Ok(start), Ok(end)) = (
-            u32::try_from(self.spans.len()),
-            u32::try_from(self.frames.len()),
-            u32::try_from(self.frames.len() + frames.len()),
-        ) else {
-            return;
-        };
-        if frames.len() != cursors.len()
-            || frames.len() != ids.len()
-            || !self.table.insert(miss.hash, &miss.head, miss.tail, i)
-        {
-            return;
-        }
-        self.spans.push((start, end));
-        self.frames.extend_from_slice(frames);
-        self.cursors.extend_from_slice(cursors);
-        self.ids.extend_from_slice(ids);
-        self.head = miss.head;
     }
 }
 
