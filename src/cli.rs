@@ -264,6 +264,11 @@ pub struct RecordArgs {
     /// sched:sched_switch, 'syscalls:sys_enter_*').
     #[arg(short = 'e', long = "event")]
     pub events: Vec<String>,
+    /// A tracepoint filter for the events of the -e before it (the
+    /// kernel's filter syntax: 'prev_pid != 0 && next_prio < 120');
+    /// several for one -e must all hold.
+    #[arg(long = "filter", value_name = "FILTER")]
+    pub filters: Vec<String>,
     /// Sampling frequency in Hz.
     #[arg(short = 'F', long = "freq")]
     pub freq: Option<String>,

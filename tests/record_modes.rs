@@ -521,3 +521,66 @@ fn sample_time_without_samples() {
         }
     }
 }
+
+/// `--filter` after a tracepoint's `-e`: the kernel drops the records the
+/// filter rejects, for prec as for perf; a filter without a tracepoint
+/// before it, and one the kernel refuses, are errors.
+#[test]
+fn tracepoint_filter() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    // openat (257) only; the second filter narrows the first.
+    let opts = [
+        "-e",
+        "raw_syscalls:sys_enter",
+        "--filter",
+        "id == 257 || id == 0",
+        "--filter",
+        "id != 0",
+    ];
+    let files = record_both(&dir, "filter", &opts, &["ls", "/"]);
+    let mut counts = Vec::new();
+    for f in &files {
+        let (text, _) = script_stdout(perf(), f, Input::File, &[]);
+        let samples: Vec<&str> = text.lines().filter(|l| l.contains("sys_enter:")).collect();
+        assert!(!samples.is_empty(), "no sample in {}", f.display());
+        if let Some(other) = samples.iter().find(|l| !l.contains("NR 257 ")) {
+            panic!("{}: a record the filter rejects: {other}", f.display());
+        }
+        counts.push(samples.len());
+    }
+    assert_eq!(counts[0], counts[1], "openat calls of `ls /`: perf, prec");
+    let refused: &[(&[&str], &str)] = &[
+        (
+            &["--filter", "id == 1", "-e", "raw_syscalls:sys_enter"],
+            "--filter",
+        ),
+        (&["-e", "cpu-clock", "--filter", "id == 1"], "cpu-clock"),
+        (
+            &[
+                "-e",
+                "raw_syscalls:sys_enter",
+                "--filter",
+                "no_such_field == 1",
+            ],
+            "failed to set filter",
+        ),
+    ];
+    for (args, says) in refused {
+        let o = prec()
+            .args(["record", "-q", "-o"])
+            .arg(dir.join("x.data"))
+            .args(*args)
+            .args(["--", "true"])
+            .output()
+            .expect("prec runs");
+        let err = stderr(&o);
+        assert!(
+            !o.status.success() && err.contains(says),
+            "{args:?}: {}: {err}",
+            o.status
+        );
+    }
+}

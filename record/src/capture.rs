@@ -979,6 +979,24 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
         fd_slots.push(slots);
         events.push(OpenEvent { name, attr, ids });
     }
+    // perf's evlist__apply_filters, on every fd of a filtered event.
+    for (spec, slots) in specs.iter().zip(&fd_slots) {
+        let Some(filter) = &spec.filter else {
+            continue;
+        };
+        let text = std::ffi::CString::new(filter.as_str())
+            .map_err(|_| RecordError(format!("--filter {filter:?} contains a NUL byte")))?;
+        for &(g, k) in slots.iter().flatten() {
+            sys::ioc_set_filter(fds[g][k].as_fd(), &text).map_err(|e| {
+                RecordError(format!(
+                    "failed to set filter \"{filter}\" on event {} with {} ({})",
+                    spec.name,
+                    e.raw_os_error().unwrap_or(0),
+                    errno_name(&e)
+                ))
+            })?;
+        }
+    }
     // Rings: first fd of each CPU owns it.
     let mut rings: Vec<(RingBuffer, i32)> = Vec::new();
     for cpu_fds in &fds {

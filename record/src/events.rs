@@ -63,6 +63,9 @@ pub struct EventSpec {
     pub group_leader: Option<usize>,
     /// A group member other than the leader.
     pub group_member: bool,
+    /// `--filter` after this event's `-e`: a tracepoint filter the kernel
+    /// applies (`PERF_EVENT_IOC_SET_FILTER`).
+    pub filter: Option<String>,
 }
 
 /// An event string that could not be parsed.
@@ -156,6 +159,7 @@ impl EventSpec {
             tracepoint: None,
             group_leader: None,
             group_member: false,
+            filter: None,
         }
     }
 

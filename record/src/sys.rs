@@ -223,6 +223,14 @@ pub fn ioc_set_output(fd: BorrowedFd<'_>, target: Option<BorrowedFd<'_>>) -> io:
     ioctl_arg(fd, ioc::SET_OUTPUT, t as libc::c_ulong)
 }
 
+/// `PERF_EVENT_IOC_SET_FILTER`: a tracepoint filter expression.
+pub fn ioc_set_filter(fd: BorrowedFd<'_>, filter: &std::ffi::CStr) -> io::Result<()> {
+    // SAFETY: the kernel reads a NUL-terminated string through the pointer,
+    // which `filter` keeps alive for the call; `fd` is a live descriptor.
+    let ret = unsafe { libc::ioctl(fd.as_raw_fd(), ioc::SET_FILTER as _, filter.as_ptr()) };
+    cvt(ret as libc::c_long).map(|_| ())
+}
+
 /// `PERF_EVENT_IOC_ID`: the kernel's sample id of the event.
 pub fn ioc_id(fd: BorrowedFd<'_>) -> io::Result<u64> {
     let mut id: u64 = 0;

@@ -172,11 +172,74 @@ fn parse_regs(s: &str, opt: &str, intr: bool) -> Result<u64> {
     Ok(mask)
 }
 
+/// For each `--filter` in `argv` (prec's arguments, subcommand first),
+/// the index of the `-e` before it among the `-e`s: perf applies a filter
+/// to the events of the last `-e`. `None` when the arguments cannot be
+/// matched up with what clap parsed (`events` and `filters` given).
+fn filter_targets(argv: &[OsString], events: usize, filters: usize) -> Option<Vec<usize>> {
+    let mut seen_events: usize = 0;
+    let mut targets = Vec::new();
+    let mut args = argv.iter().map(|a| a.to_string_lossy());
+    while let Some(arg) = args.next() {
+        match &*arg {
+            "--" => break,
+            "-e" | "--event" => {
+                args.next();
+                seen_events += 1;
+            }
+            "--filter" => {
+                args.next();
+                targets.push(seen_events.checked_sub(1)?);
+            }
+            a if a.starts_with("--event=") || (a.starts_with("-e") && !a.starts_with("--")) => {
+                seen_events += 1;
+            }
+            a if a.starts_with("--filter=") => targets.push(seen_events.checked_sub(1)?),
+            _ => {}
+        }
+    }
+    (seen_events == events && targets.len() == filters).then_some(targets)
+}
+
 pub fn run(args: RecordArgs) -> Result<ExitCode> {
     let quiet = args.quiet;
     let mut evs = Vec::new();
-    for e in &args.events {
-        evs.extend(events::parse_event_list(e).map_err(|e| anyhow::anyhow!("{e}"))?);
+    let mut from_option = Vec::new();
+    for (i, e) in args.events.iter().enumerate() {
+        let parsed = events::parse_event_list(e).map_err(|e| anyhow::anyhow!("{e}"))?;
+        from_option.extend(std::iter::repeat_n(i, parsed.len()));
+        evs.extend(parsed);
+    }
+    if !args.filters.is_empty() {
+        let argv: Vec<OsString> = std::env::args_os()
+            .skip_while(|a| a != "record")
+            .skip(1)
+            .collect();
+        let Some(targets) = filter_targets(&argv, args.events.len(), args.filters.len()) else {
+            bail!(
+                "--filter option should follow a -e tracepoint option \
+                 (write each as --filter FILTER after its -e EVENT)"
+            );
+        };
+        for (filter, &option) in args.filters.iter().zip(&targets) {
+            for (e, _) in evs
+                .iter_mut()
+                .zip(&from_option)
+                .filter(|&(_, &o)| o == option)
+            {
+                if e.tracepoint.is_none() {
+                    bail!(
+                        "--filter option should follow a -e tracepoint option ({} is not one)",
+                        e.name
+                    );
+                }
+                // perf's evsel__append_tp_filter.
+                e.filter = Some(match e.filter.take() {
+                    Some(old) => format!("({old}) && ({filter})"),
+                    None => filter.clone(),
+                });
+            }
+        }
     }
     // perf's --group (evlist__set_leader): the whole list is one group
     // led by its first event.
