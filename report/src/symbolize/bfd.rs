@@ -171,6 +171,27 @@ mod tests {
     use super::*;
     use std::process::Command;
 
+    /// `source` built with `gcc -O0` (no debug info) in a fresh directory
+    /// named after `tag`: the directory, the program and its bytes; `None`
+    /// without a compiler.
+    fn compiled(
+        tag: &str,
+        source: &str,
+    ) -> Option<(std::path::PathBuf, std::path::PathBuf, Vec<u8>)> {
+        let dir = std::env::temp_dir().join(format!("{tag}-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let (src, bin) = (dir.join("p.c"), dir.join("p"));
+        std::fs::write(&src, source).ok()?;
+        let built = Command::new("gcc")
+            .args(["-O0", "-o"])
+            .arg(&bin)
+            .arg(&src)
+            .status()
+            .is_ok_and(|s| s.success());
+        let data = std::fs::read(&bin).ok().filter(|_| built)?;
+        Some((dir, bin, data))
+    }
+
     /// Equals `addr2line` on the system's stripped `ls` (binutils decides
     /// perf's srcline, so it is the reference).
     #[test]
@@ -212,23 +233,12 @@ mod tests {
     /// function (here from inline assembly) names the code after it.
     #[test]
     fn function_names_agree_with_binutils_addr2line() {
-        let dir = std::env::temp_dir().join(format!("prec-bfd-f-{}", std::process::id()));
-        let _ = std::fs::create_dir_all(&dir);
-        let (src, bin) = (dir.join("p.c"), dir.join("p"));
-        let made = std::fs::write(
-            &src,
+        let Some((dir, bin, data)) = compiled(
+            "prec-bfd-f",
             "int work(int x) { int y = x * 3; __asm__ volatile(\"mid_label: nop; nop\"); \
              return y + 1; }\n\
              int main(int c, char **v) { (void)v; return work(c); }\n",
-        )
-        .is_ok()
-            && Command::new("gcc")
-                .args(["-O0", "-o"])
-                .arg(&bin)
-                .arg(&src)
-                .status()
-                .is_ok_and(|s| s.success());
-        let (true, Ok(data)) = (made, std::fs::read(&bin)) else {
+        ) else {
             return; // no compiler here
         };
         let starts = FunctionStarts::new(&data);
@@ -277,22 +287,11 @@ mod tests {
     /// built here without debug info.
     #[test]
     fn file_names_agree_with_binutils_addr2line() {
-        let dir = std::env::temp_dir().join(format!("prec-bfd-{}", std::process::id()));
-        let _ = std::fs::create_dir_all(&dir);
-        let (src, bin) = (dir.join("p.c"), dir.join("p"));
-        let made = std::fs::write(
-            &src,
+        let Some((dir, bin, data)) = compiled(
+            "prec-bfd",
             "static int helper(int x) { return x * 3; }\n\
              int main(int c, char **v) { (void)v; return helper(c); }\n",
-        )
-        .is_ok()
-            && Command::new("gcc")
-                .args(["-O0", "-o"])
-                .arg(&bin)
-                .arg(&src)
-                .status()
-                .is_ok_and(|s| s.success());
-        let (true, Ok(data)) = (made, std::fs::read(&bin)) else {
+        ) else {
             return; // no compiler here
         };
         let starts = FunctionStarts::new(&data);
