@@ -172,8 +172,8 @@ fn parse_regs(s: &str, opt: &str, intr: bool) -> Result<u64> {
     Ok(mask)
 }
 
-/// For each `--filter` in `argv` (prec's arguments, subcommand first),
-/// the index of the `-e` before it among the `-e`s: perf applies a filter
+/// For each `--filter` in `argv` (the arguments after `record`), the
+/// index of the `-e` before it among the `-e`s: perf applies a filter
 /// to the events of the last `-e`. `None` when the arguments cannot be
 /// matched up with what clap parsed (`events` and `filters` given).
 fn filter_targets(argv: &[OsString], events: usize, filters: usize) -> Option<Vec<usize>> {
@@ -504,4 +504,38 @@ fn parse_branch_filter(list: &str) -> Result<u64> {
         bits = BRANCH_ANY;
     }
     Ok(bits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn targets(args: &[&str], events: usize, filters: usize) -> Option<Vec<usize>> {
+        let argv: Vec<OsString> = args.iter().map(OsString::from).collect();
+        filter_targets(&argv, events, filters)
+    }
+
+    #[test]
+    fn a_filter_belongs_to_the_event_option_before_it() {
+        let args = [
+            "-e",
+            "sched:a",
+            "--filter",
+            "x",
+            "-esched:b",
+            "--filter=y",
+            "--filter",
+            "z",
+            "-a",
+            "--event=c",
+            "--",
+            "prog",
+            "-e",
+            "--filter",
+        ];
+        assert_eq!(targets(&args, 3, 3), Some(vec![0, 1, 1]));
+        // Nothing before the first filter, or counts clap saw otherwise.
+        assert_eq!(targets(&["--filter", "x", "-e", "a"], 1, 1), None);
+        assert_eq!(targets(&["-e", "a", "--filter", "x"], 2, 1), None);
+    }
 }
