@@ -269,6 +269,10 @@ pub struct RecordArgs {
     /// several for one -e must all hold.
     #[arg(long = "filter", value_name = "FILTER")]
     pub filters: Vec<String>,
+    /// Don't record the recorder's own records of the tracepoints of the
+    /// -e before it (a `common_pid != PID` filter).
+    #[arg(long = "exclude-perf", action = clap::ArgAction::Count)]
+    pub exclude_perf: u8,
     /// Sampling frequency in Hz.
     #[arg(short = 'F', long = "freq")]
     pub freq: Option<String>,

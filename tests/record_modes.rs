@@ -523,8 +523,9 @@ fn sample_time_without_samples() {
 }
 
 /// `--filter` after a tracepoint's `-e`: the kernel drops the records the
-/// filter rejects, for prec as for perf; a filter without a tracepoint
-/// before it, and one the kernel refuses, are errors.
+/// filter rejects, for prec as for perf; `--exclude-perf` filters out the
+/// recorder's own records; a filter without a tracepoint before it, and
+/// one the kernel refuses, are errors.
 #[test]
 fn tracepoint_filter() {
     if !require_perf_record() {
@@ -552,12 +553,41 @@ fn tracepoint_filter() {
         counts.push(samples.len());
     }
     assert_eq!(counts[0], counts[1], "openat calls of `ls /`: perf, prec");
+    // --exclude-perf: system-wide, no record of the recorder itself (the
+    // workload's parent).
+    let parent = dir.join("parent");
+    let script = format!("echo $PPID > {}; sleep 0.2", parent.display());
+    let own = dir.join("exclude.data");
+    run(prec()
+        .args([
+            "record",
+            "-q",
+            "-a",
+            "-e",
+            "raw_syscalls:sys_enter",
+            "--exclude-perf",
+            "-o",
+        ])
+        .arg(&own)
+        .args(["--", "sh", "-c", &script]));
+    let recorder = std::fs::read_to_string(&parent).expect("the workload wrote its parent");
+    let recorder = recorder.trim();
+    let (text, _) = script_stdout(perf(), &own, Input::File, &["-F", "pid"]);
+    assert!(text.lines().count() > 10, "few samples: {text}");
+    assert!(
+        !text.lines().any(|l| l.trim() == recorder),
+        "records of prec itself (pid {recorder}) with --exclude-perf"
+    );
     let refused: &[(&[&str], &str)] = &[
         (
             &["--filter", "id == 1", "-e", "raw_syscalls:sys_enter"],
             "--filter",
         ),
         (&["-e", "cpu-clock", "--filter", "id == 1"], "cpu-clock"),
+        (
+            &["--exclude-perf", "-e", "raw_syscalls:sys_enter"],
+            "--exclude-perf",
+        ),
         (
             &[
                 "-e",

@@ -172,33 +172,50 @@ fn parse_regs(s: &str, opt: &str, intr: bool) -> Result<u64> {
     Ok(mask)
 }
 
-/// For each `--filter` in `argv` (the arguments after `record`), the
-/// index of the `-e` before it among the `-e`s: perf applies a filter
-/// to the events of the last `-e`. `None` when the arguments cannot be
-/// matched up with what clap parsed (`events` and `filters` given).
-fn filter_targets(argv: &[OsString], events: usize, filters: usize) -> Option<Vec<usize>> {
+/// For each `--filter` and `--exclude-perf` in `argv` (the arguments
+/// after `record`), in order: the index of the `-e` before it among the
+/// `-e`s (perf applies both to the events of the last `-e`), and which
+/// `--filter` it is (`None` for `--exclude-perf`). `None` when the
+/// arguments cannot be matched up with what clap parsed (`events`
+/// `-e`s, `filters` and `excludes` of the others).
+fn filter_targets(
+    argv: &[OsString],
+    events: usize,
+    filters: usize,
+    excludes: usize,
+) -> Option<Vec<(usize, Option<usize>)>> {
     let mut seen_events: usize = 0;
+    let mut seen_filters = 0;
     let mut targets = Vec::new();
     let mut args = argv.iter().map(|a| a.to_string_lossy());
     while let Some(arg) = args.next() {
-        match &*arg {
+        let filter = match &*arg {
             "--" => break,
             "-e" | "--event" => {
                 args.next();
                 seen_events += 1;
-            }
-            "--filter" => {
-                args.next();
-                targets.push(seen_events.checked_sub(1)?);
+                continue;
             }
             a if a.starts_with("--event=") || (a.starts_with("-e") && !a.starts_with("--")) => {
                 seen_events += 1;
+                continue;
             }
-            a if a.starts_with("--filter=") => targets.push(seen_events.checked_sub(1)?),
-            _ => {}
-        }
+            "--filter" => {
+                args.next();
+                true
+            }
+            a if a.starts_with("--filter=") => true,
+            "--exclude-perf" => false,
+            _ => continue,
+        };
+        let which = filter.then(|| {
+            seen_filters += 1;
+            seen_filters - 1
+        });
+        targets.push((seen_events.checked_sub(1)?, which));
     }
-    (seen_events == events && targets.len() == filters).then_some(targets)
+    (seen_events == events && seen_filters == filters && targets.len() == filters + excludes)
+        .then_some(targets)
 }
 
 pub fn run(args: RecordArgs) -> Result<ExitCode> {
@@ -210,18 +227,28 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         from_option.extend(std::iter::repeat_n(i, parsed.len()));
         evs.extend(parsed);
     }
-    if !args.filters.is_empty() {
+    let excludes = usize::from(args.exclude_perf);
+    if !args.filters.is_empty() || excludes > 0 {
         let argv: Vec<OsString> = std::env::args_os()
             .skip_while(|a| a != "record")
             .skip(1)
             .collect();
-        let Some(targets) = filter_targets(&argv, args.events.len(), args.filters.len()) else {
+        let Some(targets) = filter_targets(&argv, args.events.len(), args.filters.len(), excludes)
+        else {
             bail!(
-                "--filter option should follow a -e tracepoint option \
+                "--filter and --exclude-perf should follow a -e tracepoint option \
                  (write each as --filter FILTER after its -e EVENT)"
             );
         };
-        for (filter, &option) in args.filters.iter().zip(&targets) {
+        for &(option, which) in &targets {
+            let (name, filter) = match which.and_then(|i| args.filters.get(i)) {
+                Some(f) => ("--filter", f.clone()),
+                // perf's add_exclude_perf_filter: the recorder's own pid.
+                None => (
+                    "--exclude-perf",
+                    format!("common_pid != {}", std::process::id()),
+                ),
+            };
             for (e, _) in evs
                 .iter_mut()
                 .zip(&from_option)
@@ -229,7 +256,7 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
             {
                 if e.tracepoint.is_none() {
                     bail!(
-                        "--filter option should follow a -e tracepoint option ({} is not one)",
+                        "{name} option should follow a -e tracepoint option ({} is not one)",
                         e.name
                     );
                 }
@@ -510,9 +537,14 @@ fn parse_branch_filter(list: &str) -> Result<u64> {
 mod tests {
     use super::*;
 
-    fn targets(args: &[&str], events: usize, filters: usize) -> Option<Vec<usize>> {
+    fn targets(
+        args: &[&str],
+        events: usize,
+        filters: usize,
+        excludes: usize,
+    ) -> Option<Vec<(usize, Option<usize>)>> {
         let argv: Vec<OsString> = args.iter().map(OsString::from).collect();
-        filter_targets(&argv, events, filters)
+        filter_targets(&argv, events, filters, excludes)
     }
 
     #[test]
@@ -533,9 +565,14 @@ mod tests {
             "-e",
             "--filter",
         ];
-        assert_eq!(targets(&args, 3, 3), Some(vec![0, 1, 1]));
+        assert_eq!(
+            targets(&args, 3, 3, 0),
+            Some(vec![(0, Some(0)), (1, Some(1)), (1, Some(2))])
+        );
+        let args = ["-e", "a", "--exclude-perf", "-e", "b", "--filter", "x"];
+        assert_eq!(targets(&args, 2, 1, 1), Some(vec![(0, None), (1, Some(0))]));
         // Nothing before the first filter, or counts clap saw otherwise.
-        assert_eq!(targets(&["--filter", "x", "-e", "a"], 1, 1), None);
-        assert_eq!(targets(&["-e", "a", "--filter", "x"], 2, 1), None);
+        assert_eq!(targets(&["--filter", "x", "-e", "a"], 1, 1, 0), None);
+        assert_eq!(targets(&["-e", "a", "--filter", "x"], 2, 1, 0), None);
     }
 }
