@@ -273,6 +273,11 @@ pub struct RecordArgs {
     /// -e before it (a `common_pid != PID` filter).
     #[arg(long = "exclude-perf", action = clap::ArgAction::Count)]
     pub exclude_perf: u8,
+    /// Which records to make up for processes running before the
+    /// recording (system-wide, -p, -t): no, all (default), task (COMM and
+    /// FORK), mmap (task and MMAP2), cgroup; comma-separated.
+    #[arg(long = "synth", value_name = "WHAT")]
+    pub synth: Option<String>,
     /// Sampling frequency in Hz.
     #[arg(short = 'F', long = "freq")]
     pub freq: Option<String>,

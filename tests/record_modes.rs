@@ -614,3 +614,46 @@ fn tracepoint_filter() {
         );
     }
 }
+
+/// `--synth`: which records are made up for the processes running before
+/// a system-wide recording. Both recorders, the same shape: `no` leaves
+/// only the workload's `perf-exec` COMM, `task` adds every process's COMM
+/// but no MMAP2, `all` (the default) both.
+#[test]
+fn synth_option_like_perf() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    // (COMM records at time 0, user-space MMAP records at time 0).
+    let shape = |file: &Path| -> (usize, usize) {
+        let (text, _) = script_stdout(
+            perf(),
+            file,
+            Input::File,
+            &["--show-task-events", "--show-mmap-events"],
+        );
+        let at_start = |what: &str| {
+            text.lines()
+                .filter(|l| l.contains(" 0.000000: ") && l.contains(what))
+                .filter(|l| !l.contains("[kernel.kallsyms]") && !l.trim_end().ends_with(']'))
+                .count()
+        };
+        (at_start("PERF_RECORD_COMM"), at_start("PERF_RECORD_MMAP"))
+    };
+    for synth in ["no", "task", "all"] {
+        let opt = format!("--synth={synth}");
+        let files = record_both(&dir, synth, &["-a", &opt], &["sleep", "0.1"]);
+        let (perf_shape, prec_shape) = (shape(&files[0]), shape(&files[1]));
+        let kind = |(comms, mmaps): (usize, usize)| (comms > 1, mmaps > 0);
+        assert_eq!(
+            kind(prec_shape),
+            kind(perf_shape),
+            "{opt}: (COMMs, MMAPs) at the start: prec {prec_shape:?}, perf {perf_shape:?}"
+        );
+        if synth == "no" {
+            assert_eq!(prec_shape, (1, 0), "{opt}: only the workload's COMM");
+        }
+        assert_perf_reads_clean(&files[1], &opt);
+    }
+}

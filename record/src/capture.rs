@@ -138,6 +138,11 @@ pub struct RecordModes {
     pub code_page_size: bool,
     /// `--sample-identifier`: IDENTIFIER on every event, even alone.
     pub sample_identifier: bool,
+    /// `--synth=no`: no COMM, FORK or MMAP2 records for the processes that
+    /// exist before recording (system-wide, `-p`, `-t`).
+    pub no_synth_tasks: bool,
+    /// `--synth=task`: their COMM and FORK records, no MMAP2.
+    pub no_synth_mmaps: bool,
     /// `--user-callchains`: exclude_callchain_kernel.
     pub user_callchains: bool,
     /// `--kernel-callchains`: exclude_callchain_user.
@@ -1152,6 +1157,9 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
         }
     }
     let synth_proc = |pro: &mut Vec<u8>, pid: i32, only_tid: Option<i32>, fork: bool| {
+        if cfg.modes.no_synth_tasks {
+            return;
+        }
         let tids = match only_tid {
             Some(t) => vec![t],
             None => proc_synth::threads(pid).unwrap_or_default(),
@@ -1163,6 +1171,9 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
             if fork && t != pid {
                 syn.fork(pro, pid, pid, t, pid);
             }
+        }
+        if cfg.modes.no_synth_mmaps {
+            return;
         }
         if let Ok(maps) = proc_synth::exec_maps(pid) {
             for m in &maps {
@@ -1185,9 +1196,11 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
         .collect();
     synth::thread_map(&mut pro, &thread_names);
     synth::cpu_map(&mut pro, &cpus);
-    if let Some(c) = child.as_ref().filter(|_| launching) {
+    // perf names its workload child `perf-exec` until the exec, whatever
+    // --synth says (system-wide too).
+    if let Some(c) = child.as_ref() {
         syn.comm(&mut pro, c.pid(), c.pid(), "perf-exec", false);
-        if cfg.modes.namespaces {
+        if cfg.modes.namespaces && launching {
             syn.namespaces(&mut pro, c.pid(), c.pid());
         }
     }

@@ -218,6 +218,25 @@ fn filter_targets(
         .then_some(targets)
 }
 
+/// perf's `parse_synth_opt`: whether to synthesize the running processes'
+/// COMM/FORK records and their MMAP2 records. `no` and `all` decide at
+/// once; `mmap` implies `task`; `cgroup` (perf's cgroup records) adds
+/// nothing prec makes.
+fn parse_synth(what: &str) -> Result<(bool, bool)> {
+    let (mut tasks, mut mmaps) = (false, false);
+    for part in what.split(',') {
+        match part.to_ascii_lowercase().as_str() {
+            "no" | "none" => return Ok((false, false)),
+            "all" => return Ok((true, true)),
+            "task" => tasks = true,
+            "mmap" => (tasks, mmaps) = (true, true),
+            "cgroup" => {}
+            _ => bail!("invalid --synth {what:?}: expected no, all, task, mmap or cgroup"),
+        }
+    }
+    Ok((tasks, mmaps))
+}
+
 pub fn run(args: RecordArgs) -> Result<ExitCode> {
     let quiet = args.quiet;
     let mut evs = Vec::new();
@@ -307,6 +326,10 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         Some(0) | None => None,
         Some(l) => Some(l),
     };
+    let (synth_tasks, synth_mmaps) = match &args.synth {
+        Some(what) => parse_synth(what)?,
+        None => (true, true),
+    };
     let modes = RecordModes {
         compression_level,
         clockid,
@@ -336,6 +359,8 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         data_page_size: args.data_page_size,
         code_page_size: args.code_page_size,
         sample_identifier: args.sample_identifier,
+        no_synth_tasks: !synth_tasks,
+        no_synth_mmaps: !synth_mmaps,
         user_callchains: args.user_callchains,
         kernel_callchains: args.kernel_callchains,
         no_samples: args.no_samples,
@@ -545,6 +570,17 @@ mod tests {
     ) -> Option<Vec<(usize, Option<usize>)>> {
         let argv: Vec<OsString> = args.iter().map(OsString::from).collect();
         filter_targets(&argv, events, filters, excludes)
+    }
+
+    #[test]
+    fn synth_values_like_perf() {
+        assert_eq!(parse_synth("no").ok(), Some((false, false)));
+        assert_eq!(parse_synth("task").ok(), Some((true, false)));
+        assert_eq!(parse_synth("mmap").ok(), Some((true, true)));
+        assert_eq!(parse_synth("cgroup").ok(), Some((false, false)));
+        assert_eq!(parse_synth("task,all").ok(), Some((true, true)));
+        assert_eq!(parse_synth("task,no").ok(), Some((false, false)));
+        assert!(parse_synth("tasks").is_err());
     }
 
     #[test]
