@@ -335,7 +335,7 @@ pub fn event_names(file: &PerfFile<'_>) -> Vec<String> {
 
 /// Each attr's name from the EVENT_DESC feature (matched by its first id,
 /// as perf does), `None` where the file does not say.
-pub fn event_desc_names(file: &PerfFile<'_>) -> Vec<Option<String>> {
+fn event_desc_names(file: &PerfFile<'_>) -> Vec<Option<String>> {
     let attrs = file.attrs();
     let mut names: Vec<Option<String>> = vec![None; attrs.len()];
     let Some(f) = file.feature(FeatureId::EVENT_DESC) else {
@@ -1399,8 +1399,7 @@ fn build_naming(
             options.sort.push(SortKey::Parent);
         }
     }
-    // Event names: EVENT_DESC by first id, else from the attr.
-    let names = event_desc_names(file);
+    let names = event_names(file);
     let mut group_descs = Vec::new();
     let mut sockets: Vec<i32> = Vec::new();
     let mut machine = Machine::new();
@@ -1435,17 +1434,15 @@ fn build_naming(
             _ => {}
         }
     }
-    let mut hists: Vec<Hists> = attrs
-        .iter()
-        .enumerate()
-        .map(|(i, a)| Hists {
+    let mut hists: Vec<Hists> = (0..attrs.len())
+        .map(|i| Hists {
             hits: Vec::new(),
             graph_hits: Vec::new(),
             graph_effects: Vec::new(),
             hierarchy: Vec::new(),
             hierarchy_roots: Vec::new(),
             attr_index: i,
-            name: names[i].clone().unwrap_or_else(|| event_name(&a.attr)),
+            name: names[i].clone(),
             entries: Vec::new(),
             index: HashMap::default(),
             nr_samples: 0,
