@@ -185,7 +185,14 @@ fn check(files: &[PathBuf; 2], reports: &[&[&str]]) {
         files,
         reports,
         |_, _| None,
-        |f, args| compare_report(f, Input::File, args),
+        |f, args| {
+            let report = |tool| with_address_ties_sorted(&report_stdio(tool, f, Input::File, args));
+            same_text(
+                &format!("{} {args:?}", f.display()),
+                &report(perf()),
+                &report(prec()),
+            )
+        },
     );
     failures.extend(compare_each(
         files,
@@ -1019,4 +1026,50 @@ fn symbol_longer_than_perfs_header_buffer() {
         &files,
         &[&[], &["--sort", "sym"], &["--sort", "comm,dso,sym", "-n"]],
     );
+}
+
+/// The tie forgiveness of [`with_address_ties_sorted`] covers only the
+/// order of equal raw-address siblings, on lines as perf prints them.
+#[test]
+fn only_raw_address_ties_are_reordered() {
+    let block = |pct: &str, head: &str, leaf: &str| {
+        format!("            |--{pct}%--{head}\n            |          asm_exc_page_fault\n            |          {leaf}\n            |          \n")
+    };
+    let graph = |blocks: &[String]| {
+        format!("    45.00%  [kernel.kallsyms]\n            |\n{}            |--0.10%--read\n            |          vfs_read\n", blocks.concat())
+    };
+    let true_first = graph(&[
+        block("0.14", "0x5580fcd003d0", "handle_mm_fault"),
+        block("0.14", "0x55ecf4585130", "do_fault"),
+    ]);
+    let cat_first = graph(&[
+        block("0.14", "0x55ecf4585130", "do_fault"),
+        block("0.14", "0x5580fcd003d0", "handle_mm_fault"),
+    ]);
+    assert_ne!(true_first, cat_first);
+    assert_eq!(
+        with_address_ties_sorted(&true_first),
+        with_address_ties_sorted(&cat_first)
+    );
+    // Not forgiven: different percentages, a symbol instead of an address,
+    // or a different subtree.
+    for other in [
+        graph(&[
+            block("0.14", "0x55ecf4585130", "do_fault"),
+            block("0.15", "0x5580fcd003d0", "handle_mm_fault"),
+        ]),
+        graph(&[
+            block("0.14", "main", "do_fault"),
+            block("0.14", "0x5580fcd003d0", "handle_mm_fault"),
+        ]),
+        graph(&[
+            block("0.14", "0x55ecf4585130", "do_fault"),
+            block("0.14", "0x5580fcd003d0", "do_fault"),
+        ]),
+    ] {
+        assert_ne!(
+            with_address_ties_sorted(&true_first),
+            with_address_ties_sorted(&other)
+        );
+    }
 }

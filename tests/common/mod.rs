@@ -816,6 +816,62 @@ pub fn compare_report(file: &Path, input: Input, args: &[&str]) -> Result<(), St
     same_text(&format!("{} {args:?}", file.display()), &expected, &actual)
 }
 
+/// `report_stdio` output with runs of tied call-graph siblings sorted, where
+/// perf's order comes from its heap rather than from the file.
+///
+/// perf orders the children of a call-graph node in its input tree with
+/// `match_chain`; two frames without symbols compare by their DSO objects'
+/// heap addresses first (`match_chain_dso_addresses`), and siblings with
+/// equal hits print in that tree's order. Which of two DSOs malloc placed
+/// lower depends on everything perf allocated before: one recording of
+/// `sh` running `true` and `cat` prints them either way. prec orders them by
+/// DSO creation order, which agrees unless malloc reused a hole. This sorts
+/// every run of interior siblings (`|--` heads under the same prefix) that
+/// have the same percentage and a raw address as their frame, so only that
+/// order is forgiven: their text, counts and everything else still compare.
+pub fn with_address_ties_sorted(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let raw_head = |line: &str| -> Option<(usize, String)> {
+        let at = line.find("|--")?;
+        let (prefix, rest) = (&line[..at], &line[at + 3..]);
+        if !prefix.chars().all(|c| c == ' ' || c == '|') {
+            return None;
+        }
+        let (pct, frame) = rest.split_once("%--")?;
+        let hex = frame.strip_prefix("0x")?;
+        (!hex.is_empty() && hex.chars().all(|c| c.is_ascii_hexdigit()))
+            .then(|| (at, format!("{prefix}|{pct}")))
+    };
+    let mut out: Vec<String> = Vec::with_capacity(lines.len());
+    let mut i = 0;
+    while i < lines.len() {
+        let Some((at, key)) = raw_head(lines[i]) else {
+            out.push(lines[i].to_string());
+            i += 1;
+            continue;
+        };
+        let mut blocks: Vec<Vec<&str>> = Vec::new();
+        let mut j = i;
+        while j < lines.len() && raw_head(lines[j]).is_some_and(|(a, k)| a == at && k == key) {
+            let mut end = j + 1;
+            while end < lines.len()
+                && lines[end].get(..at) == lines[i].get(..at)
+                && lines[end]
+                    .get(at..)
+                    .is_some_and(|r| r.starts_with('|') && !r.starts_with("|--"))
+            {
+                end += 1;
+            }
+            blocks.push(lines[j..end].to_vec());
+            j = end;
+        }
+        blocks.sort();
+        out.extend(blocks.concat().into_iter().map(str::to_string));
+        i = j;
+    }
+    out.join("\n")
+}
+
 /// A header's `# captured on` line is the input's modification time: for
 /// a pipe, the moment it is read, which differs between the two tools'
 /// runs. It is dropped from pipe input's output.
