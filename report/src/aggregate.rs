@@ -3294,6 +3294,11 @@ fn sort_entries(data: &mut ReportData, hi: usize) -> Vec<usize> {
         Ordering::Equal
     };
     let sort_list = d.options.sort_list.clone();
+    // perf's output sort skips the keys sort__setup_elide hid
+    // (perf_hpp__should_skip): with `--comms x` the comm no longer
+    // separates entries, and the ties of the children order fall
+    // differently.
+    let output_keys = d.options.shown_keys();
     let show_nr_samples = d.options.show_nr_samples;
     let show_cpu_utilization = d.options.show_cpu_utilization;
     // perf's hpp__sort_overhead_sys and co.: the leader's period in the
@@ -3336,6 +3341,7 @@ fn sort_entries(data: &mut ReportData, hi: usize) -> Vec<usize> {
                     Field::Period => b.period.cmp(&a.period),
                     Field::Sample => b.nr_samples.cmp(&a.nr_samples),
                     Field::Children => children_cmp(a, b),
+                    Field::Key(k) if !output_keys.contains(k) => Ordering::Equal,
                     Field::Key(k) => cmp.sort(*k, a, b),
                 };
                 if o != Ordering::Equal {
@@ -3358,7 +3364,7 @@ fn sort_entries(data: &mut ReportData, hi: usize) -> Vec<usize> {
         if o != Ordering::Equal {
             return o;
         }
-        for &k in &keys {
+        for &k in &output_keys {
             let o = cmp.sort(k, a, b);
             if o != Ordering::Equal {
                 return o;
