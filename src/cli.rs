@@ -389,6 +389,12 @@ pub struct RecordArgs {
     /// Do not collect build-ids (no BUILD_ID feature).
     #[arg(short = 'B', long = "no-buildid")]
     pub no_buildid: bool,
+    /// Record the build-id of every file mapped, sampled or not.
+    #[arg(long = "buildid-all")]
+    pub buildid_all: bool,
+    /// Record the first and last sample times even with --buildid-all.
+    #[arg(long = "timestamp-boundary")]
+    pub timestamp_boundary: bool,
     /// Stop after writing this much data (e.g. 10M; units B, K, M, G).
     #[arg(long = "max-size")]
     pub max_size: Option<String>,

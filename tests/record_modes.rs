@@ -361,21 +361,66 @@ fn clockid_features() {
     assert_perf_reads_clean(&a, "-k monotonic");
 }
 
-/// `-B`: no BUILD_ID, no sample count in the last line (like perf).
+/// The build-id options, against perf on the same program: `-B` and `-z`
+/// (no BUILD_ID, records not read back: no sample count, zero sample
+/// times), `--buildid-all` (every file mapped, in perf's order; no count;
+/// zero times unless `--timestamp-boundary`), and the default.
 #[test]
-fn no_buildid() {
+fn build_id_options_like_perf() {
     if !require_perf_record() {
         return;
     }
     let dir = tempdir();
-    let a = dir.join("b.data");
-    let o = prec_record(&a, &["-B"]);
-    let last = stderr(&o).lines().last().unwrap_or_default().to_string();
-    assert!(last.ends_with("b.data ]"), "{last}");
-    let missing = header_lines(&a, "# missing features").join("");
-    assert!(missing.contains("BUILD_ID"), "{missing}");
-    let o = prec_record(&dir.join("n.data"), &["-N"]);
-    assert!(stderr(&o).contains(" samples) ]"));
+    let buildid_names = |file: &Path| -> Vec<String> {
+        stdout_of(perf().args(["buildid-list", "-i"]).arg(file))
+            .lines()
+            .filter_map(|l| l.split_once(' ').map(|(_, name)| name.to_string()))
+            .collect()
+    };
+    let zero_times = |file: &Path| {
+        header_lines(file, "# time of first sample") == ["# time of first sample : 0.000000"]
+    };
+    for args in [
+        &["-B"][..],
+        &["-z"],
+        &["--buildid-all"],
+        &["--buildid-all", "--timestamp-boundary"],
+        &["-N"],
+    ] {
+        let (a, b) = (dir.join("prec.data"), dir.join("perf.data"));
+        let o = prec_record(&a, args);
+        let p = perf_record(&b, args);
+        let counted = |o: &Output| {
+            stderr(o)
+                .lines()
+                .last()
+                .unwrap_or_default()
+                .ends_with(" samples) ]")
+        };
+        assert_eq!(
+            counted(&o),
+            counted(&p),
+            "{args:?}: sample count\n{}",
+            stderr(&o)
+        );
+        assert_eq!(zero_times(&a), zero_times(&b), "{args:?}: sample times");
+        let (names, perf_names) = (buildid_names(&a), buildid_names(&b));
+        if args.contains(&"--buildid-all") {
+            // Every file hot3 maps, the kernel and the vDSO, sampled or not.
+            assert_eq!(names, perf_names, "{args:?}");
+            assert!(names.iter().any(|n| n.ends_with("/hot3")), "{names:?}");
+        } else {
+            assert_eq!(
+                names.is_empty(),
+                perf_names.is_empty(),
+                "{args:?}: {names:?}"
+            );
+        }
+        if args == ["-B"] {
+            let missing = header_lines(&a, "# missing features").join("");
+            assert!(missing.contains("BUILD_ID"), "{missing}");
+        }
+    }
 }
 
 /// `--namespaces` and `--switch-events`: the records perf shows.

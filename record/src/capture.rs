@@ -112,6 +112,12 @@ pub struct RecordModes {
     pub per_thread: bool,
     /// `-B` (and `-z`): no BUILD_ID feature, no sample count.
     pub no_buildid: bool,
+    /// `--buildid-all`: the BUILD_ID feature lists every file mapped, not
+    /// only those sampled; samples are then not read back (no count, no
+    /// sample times unless `timestamp_boundary`).
+    pub buildid_all: bool,
+    /// `--timestamp-boundary`: sample times even with `buildid_all`.
+    pub timestamp_boundary: bool,
     /// `--max-size`: stop after this many bytes of data.
     pub max_size: Option<u64>,
     /// `-D`: enable the events this many ms after the start (a dummy event
@@ -153,6 +159,27 @@ pub struct RecordModes {
     pub running_time: bool,
     /// `--no-bpf-event`: no bpf_event on the tracking event.
     pub no_bpf_event: bool,
+}
+
+impl RecordModes {
+    /// Whether the written records are read back at the end, as perf's
+    /// `process_buildids` does to find the DSOs sampled: not with `-B` or
+    /// `-z` (perf collects no build-ids with compression).
+    pub fn reads_back(&self) -> bool {
+        !self.no_buildid && self.compression_level.is_none()
+    }
+
+    /// Whether that reading counts the samples (perf skips them with
+    /// `--buildid-all`, which needs no hits).
+    pub fn counts_samples(&self) -> bool {
+        self.reads_back() && !self.buildid_all
+    }
+
+    /// Whether the SAMPLE_TIME feature holds the first and last sample
+    /// times (else zeros, as perf writes when it did not read them).
+    pub fn sample_times_known(&self) -> bool {
+        self.reads_back() && (!self.buildid_all || self.timestamp_boundary)
+    }
 }
 
 /// A failed recording (nothing was written, or the error is reported after
@@ -695,9 +722,13 @@ impl Tracker {
         }
     }
 
-    fn build_ids(&self) -> Vec<DsoBuildId> {
+    /// The BUILD_ID feature's entries, in perf's order (that of its DSOs'
+    /// creation: the kernel, then files as first mapped, the vDSO among
+    /// them): the kernel and files sampled, or with `all` every file
+    /// mapped; the vDSO always, as perf writes it hit or not.
+    fn build_ids(&self, all: bool) -> Vec<DsoBuildId> {
         let mut out = Vec::new();
-        if self.kernel_hit {
+        if self.kernel_hit || all {
             if let Ok(Some(id)) = buildid::kernel_build_id() {
                 out.push(DsoBuildId {
                     cpumode: synth::MISC_KERNEL,
@@ -706,9 +737,24 @@ impl Tracker {
                 });
             }
         }
-        for &i in &self.hit {
-            let f = &self.files[i];
-            if f.starts_with('[') || !f.starts_with('/') {
+        let vdso = || {
+            buildid::vdso_build_id()
+                .ok()
+                .flatten()
+                .map(|id| DsoBuildId {
+                    cpumode: synth::MISC_USER,
+                    build_id: id,
+                    filename: "[vdso]".to_string(),
+                })
+        };
+        let mut vdso_done = false;
+        for (i, f) in self.files.iter().enumerate() {
+            if f == "[vdso]" {
+                out.extend(vdso());
+                vdso_done = true;
+                continue;
+            }
+            if f.starts_with('[') || !f.starts_with('/') || !(all || self.hit.contains(&i)) {
                 continue;
             }
             if let Ok(Some(id)) = buildid::file_build_id(Path::new(f)) {
@@ -719,12 +765,8 @@ impl Tracker {
                 });
             }
         }
-        if let Ok(Some(id)) = buildid::vdso_build_id() {
-            out.push(DsoBuildId {
-                cpumode: synth::MISC_USER,
-                build_id: id,
-                filename: "[vdso]".to_string(),
-            });
+        if !vdso_done {
+            out.extend(vdso());
         }
         out
     }
@@ -1417,11 +1459,15 @@ fn finish_sink(
             let facts = RecordingFacts {
                 cmdline: cfg.cmdline.clone(),
                 events: event_infos.to_vec(),
-                sample_time: tracker.first_time.map(|f| (f, tracker.last_time)),
-                build_ids: if cfg.modes.no_buildid || cfg.modes.compression_level.is_some() {
-                    Vec::new()
+                sample_time: cfg
+                    .modes
+                    .sample_times_known()
+                    .then_some(tracker.first_time.map(|f| (f, tracker.last_time)))
+                    .flatten(),
+                build_ids: if cfg.modes.reads_back() {
+                    tracker.build_ids(cfg.modes.buildid_all)
                 } else {
-                    tracker.build_ids()
+                    Vec::new()
                 },
             };
             let feats = features::file_features(host, &facts, Endian::NATIVE);

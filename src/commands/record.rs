@@ -342,6 +342,8 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         namespaces: args.namespaces,
         per_thread: args.per_thread,
         no_buildid: args.no_buildid,
+        buildid_all: args.buildid_all,
+        timestamp_boundary: args.timestamp_boundary,
         max_size: args.max_size.as_deref().map(parse_size).transpose()?,
         delay_ms: args.delay.filter(|&d| d > 0),
         inherit_stat: args.stat,
@@ -474,7 +476,7 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         cmdline: std::env::args().collect(),
         modes,
     };
-    let no_buildid = cfg.modes.no_buildid || cfg.modes.compression_level.is_some();
+    let counts_samples = cfg.modes.counts_samples();
     let out = capture::record(&cfg)?;
     if !quiet {
         if out.lost.lost_records > 0 {
@@ -495,8 +497,8 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
             Output::File(p) => p.display().to_string(),
         };
         // perf counts samples while collecting build-ids: without them
-        // (-B, -z) it prints no count.
-        let samples = if no_buildid {
+        // (-B, -z, --buildid-all), or without samples, it prints no count.
+        let samples = if !counts_samples || out.samples == 0 {
             String::new()
         } else {
             format!(" ({} samples)", out.samples)
