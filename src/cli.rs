@@ -395,6 +395,12 @@ pub struct RecordArgs {
     /// Record the first and last sample times even with --buildid-all.
     #[arg(long = "timestamp-boundary")]
     pub timestamp_boundary: bool,
+    /// Write records as they come: every event wakes prec (wakeup_events 1).
+    #[arg(long = "no-buffering")]
+    pub no_buffering: bool,
+    /// Check the options, then exit without recording.
+    #[arg(long = "dry-run")]
+    pub dry_run: bool,
     /// Stop after writing this much data (e.g. 10M; units B, K, M, G).
     #[arg(long = "max-size")]
     pub max_size: Option<String>,

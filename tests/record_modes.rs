@@ -131,6 +131,8 @@ fn attrs_match_perf_for_each_option() {
         &["-e", "cpu-clock,page-faults", "--group"],
         &["-e", "{cpu-clock,page-faults}:S", "--running-time"],
         &["--strict-freq", "-F", "999"],
+        &["--no-buffering"],
+        &["-e", "cpu-clock,page-faults", "--no-buffering", "-D", "10"],
         &[
             "-e",
             "sched:sched_switch,sched:sched_process_exec",

@@ -118,6 +118,8 @@ pub struct RecordModes {
     pub buildid_all: bool,
     /// `--timestamp-boundary`: sample times even with `buildid_all`.
     pub timestamp_boundary: bool,
+    /// `--no-buffering`: every event wakes the reader (wakeup_events 1).
+    pub no_buffering: bool,
     /// `--max-size`: stop after this many bytes of data.
     pub max_size: Option<u64>,
     /// `-D`: enable the events this many ms after the start (a dummy event
@@ -411,6 +413,9 @@ fn configure(
         a.set_flag(flags::INHERIT_STAT, true);
     }
     set_clockid(&mut a, cfg);
+    if m.no_buffering {
+        a.wakeup_events = 1;
+    }
     a.set_flag(flags::DISABLED, true);
     a.set_flag(flags::INHERIT, cfg.inherit && !m.per_thread);
     a.set_flag(flags::SAMPLE_ID_ALL, true);

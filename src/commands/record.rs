@@ -344,6 +344,7 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         no_buildid: args.no_buildid,
         buildid_all: args.buildid_all,
         timestamp_boundary: args.timestamp_boundary,
+        no_buffering: args.no_buffering,
         max_size: args.max_size.as_deref().map(parse_size).transpose()?,
         delay_ms: args.delay.filter(|&d| d > 0),
         inherit_stat: args.stat,
@@ -444,13 +445,14 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         Some(s) => Some(sys::parse_cpu_list(s).map_err(|e| anyhow::anyhow!("invalid -C: {e}"))?),
         None => None,
     };
-    let system_wide = args.all_cpus || cpus.is_some();
-    if system_wide && (!pids.is_empty() || !tids.is_empty()) {
+    if (args.all_cpus || cpus.is_some()) && (!pids.is_empty() || !tids.is_empty()) {
         bail!("-a/-C cannot be combined with -p/-t");
     }
-    if args.command.is_empty() && pids.is_empty() && tids.is_empty() && !system_wide {
-        bail!("no command to record: use prec record [OPTIONS] -- CMD [ARGS...], or -p PID, -t TID, -a");
-    }
+    // Without a command or a target, perf records system-wide (until
+    // Ctrl-C).
+    let system_wide = args.all_cpus
+        || cpus.is_some()
+        || (args.command.is_empty() && pids.is_empty() && tids.is_empty());
     if !args.command.is_empty() && (!pids.is_empty() || !tids.is_empty()) {
         // perf records the targets and uses the command only as a duration.
     }
@@ -476,6 +478,9 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         cmdline: std::env::args().collect(),
         modes,
     };
+    if args.dry_run {
+        return Ok(ExitCode::SUCCESS);
+    }
     let counts_samples = cfg.modes.counts_samples();
     let out = capture::record(&cfg)?;
     if !quiet {
