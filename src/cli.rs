@@ -110,6 +110,10 @@ pub struct ScriptArgs {
     /// Show NAMESPACES events.
     #[arg(long = "show-namespace-events")]
     pub show_namespace_events: bool,
+    /// Show FINISHED_ROUND events; every record then comes in file order,
+    /// unsorted, as perf shows them.
+    #[arg(long = "show-round-events")]
+    pub show_round_events: bool,
     /// Show times relative to the first event shown.
     #[arg(long = "reltime", conflicts_with = "deltatime")]
     pub reltime: bool,

@@ -487,7 +487,7 @@ fn bad_field_is_an_error() {
 /// program that forks, execs and sleeps (so it switches out):
 /// `--show-switch-events` (SWITCH, and SWITCH_CPU_WIDE from `-a`),
 /// `--show-namespace-events`, `--show-lost-events`, `--reltime`,
-/// `--deltatime`, `-c`, `--pid`, `--dsos` and `-S`.
+/// `--deltatime`, `--show-round-events`, `-c`, `--pid`, `--dsos` and `-S`.
 #[test]
 fn side_events_and_filters_match_perf_script() {
     if !require_perf_record() {
@@ -536,6 +536,13 @@ fn side_events_and_filters_match_perf_script() {
         &["-S", "_dl_lookup_symbol_x,strcmp,clear_page_erms"],
         &["--time", "10%/3,10%/7", "--show-switch-events"],
         &["--time", "25%-50%"],
+        // Rounds shown, and everything in file order (perf turns its
+        // ordering off).
+        &[
+            "--show-round-events",
+            "--show-task-events",
+            "--show-switch-events",
+        ],
     ];
     let compare = |file: &Path, args: &[&str]| compare_script(file, Input::File, args);
     assert_no_failures(&compare_each(&files, runs, |_, _| None, compare));

@@ -254,6 +254,9 @@ pub struct ScriptOptions {
     pub show_lost_events: bool,
     /// `--show-namespace-events`: NAMESPACES records.
     pub show_namespace_events: bool,
+    /// `--show-round-events`: FINISHED_ROUND records, and (as perf then
+    /// turns its ordering off) every record in file order.
+    pub show_round_events: bool,
     /// `--reltime`: times relative to the first one printed.
     pub reltime: bool,
     /// `--deltatime`: times relative to the previous one printed.
@@ -869,11 +872,17 @@ impl<'f> Session<'f> {
     ) -> io::Result<()> {
         let file = self.file;
         let attrs = file.attrs();
-        let mut records = file.ordered_records();
+        let records: Box<
+            dyn Iterator<Item = prec_format::Result<prec_format::RawRecord<'f>>> + '_,
+        > = if self.opts.show_round_events {
+            Box::new(file.records())
+        } else {
+            Box::new(file.ordered_records())
+        };
         let mut comm = String::new();
         let mut more = Vec::new();
         let mut released = 0u64;
-        for r in &mut records {
+        for r in records {
             let r = match r {
                 Ok(r) => r,
                 Err(e) => {
@@ -892,6 +901,9 @@ impl<'f> Session<'f> {
                 released = r.offset;
             }
             if !kind.is_kernel() {
+                if kind == RecordType::FINISHED_ROUND && self.opts.show_round_events {
+                    on_side("PERF_RECORD_FINISHED_ROUND\n")?;
+                }
                 continue;
             }
             let attr_idx = file.attr_index(&r);

@@ -71,6 +71,7 @@ fn options(args: &ScriptArgs) -> Result<ScriptOptions> {
     o.show_switch_events = args.show_switch_events;
     o.show_lost_events = args.show_lost_events;
     o.show_namespace_events = args.show_namespace_events;
+    o.show_round_events = args.show_round_events;
     o.reltime = args.reltime;
     o.deltatime = args.deltatime;
     o.dsos = args.dsos.as_deref().map(names);
