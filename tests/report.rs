@@ -224,7 +224,9 @@ fn fresh_recordings_of_other_programs_match_perf() {
 /// page-fault file) stay apart where entries of libraries named between
 /// them lie on the way. An inline frame's symbol compares by name, in the
 /// opposite sense to addresses (the DWARF file). A `dso` key before `sym`
-/// changes nothing within a DSO, so `dso,sym` splits alike.
+/// changes nothing within a DSO, so `dso,sym` splits alike. A split
+/// entry's thread is that of the sample that made it (the gcc file: the
+/// children order's callers-above-callees rule holds within one thread).
 #[test]
 fn sym_without_dso_splits_like_perf_with_call_graphs() {
     if !require_perf() {
@@ -245,6 +247,7 @@ fn sym_without_dso_splits_like_perf_with_call_graphs() {
         "git-log-g.data",
         "tar-page-faults-g.data",
         "tar-bzip2-dwarf.data",
+        "gcc-c-g.data",
     ] {
         let file = own_fixture(name);
         for args in runs {

@@ -744,8 +744,8 @@ pub struct Hists {
     /// [`perf_tree_keys`] mode: each sample's entry and period, in order.
     hits: Vec<(u32, u16, u64)>,
     /// [`perf_tree_keys`] mode with call graphs: per sample, in order, its
-    /// range of [`Hists::graph_effects`] and its period.
-    graph_hits: Vec<(u32, u32, u64)>,
+    /// range of [`Hists::graph_effects`], its period and its thread.
+    graph_hits: Vec<(u32, u32, u64, ThreadId)>,
     /// The entry insertions perf makes for a sample (its own entry, then
     /// with `--children` one per chain element), each with the call-tree
     /// node its chain reached; samples that repeat one share its range.
@@ -1742,7 +1742,11 @@ fn build_naming(
                                         callchain_period[ai] += period;
                                     }
                                     if tree_graphs {
-                                        graph_log.push(GraphLog::Replayed(i, period));
+                                        // A raw hit's thread was resolved
+                                        // before (the table forgets a pid's
+                                        // samples when its tasks change).
+                                        let thread = machine.find(tid).unwrap_or(ThreadId(0));
+                                        graph_log.push(GraphLog::Replayed(i, period, thread));
                                     }
                                     hists[ai].nr_samples += 1;
                                     hists[ai].total_period += period;
@@ -2155,7 +2159,7 @@ fn build_naming(
                                 callchain_period[ai] += period;
                             }
                             if tree_graphs {
-                                graph_log.push(GraphLog::Replayed(i, period));
+                                graph_log.push(GraphLog::Replayed(i, period, loc.thread));
                             }
                             hists[ai].nr_samples += 1;
                             hists[ai].total_period += period;
@@ -2426,7 +2430,13 @@ fn build_naming(
                         // perf adds the sample's own entry first.
                         g.push(own);
                         g.extend_from_slice(&effects[..effects.len() - 1]);
-                        graph_log.push(GraphLog::Fresh(ai, start, g.len() as u32, period));
+                        graph_log.push(GraphLog::Fresh(
+                            ai,
+                            start,
+                            g.len() as u32,
+                            period,
+                            loc.thread,
+                        ));
                     }
                     for &(entry, node) in &reordered {
                         replay.reordered(ai, entry, node);
@@ -2474,10 +2484,10 @@ fn build_naming(
     let mut replayed_ranges: HashMap<u32, (usize, u32, u32)> = HashMap::default();
     for log in graph_log {
         match log {
-            GraphLog::Fresh(ai, start, end, period) => {
-                hists[ai].graph_hits.push((start, end, period))
+            GraphLog::Fresh(ai, start, end, period, thread) => {
+                hists[ai].graph_hits.push((start, end, period, thread))
             }
-            GraphLog::Replayed(i, period) => {
+            GraphLog::Replayed(i, period, thread) => {
                 let range = match replayed_ranges.get(&i) {
                     Some(&r) => Some(r),
                     None => replay.effects_of(i).and_then(|(ai, effects)| {
@@ -2492,7 +2502,7 @@ fn build_naming(
                     }),
                 };
                 if let Some((ai, start, end)) = range {
-                    hists[ai].graph_hits.push((start, end, period));
+                    hists[ai].graph_hits.push((start, end, period, thread));
                 }
             }
         }
@@ -2837,9 +2847,9 @@ fn symtab_origins(data: &ReportData) -> HashMap<DsoId, char> {
 /// A sample as [`Hists::graph_hits`] needs it: its effects, or those of
 /// the resolved sample it repeats, with its period.
 enum GraphLog {
-    /// (hists, range of its graph effects, period).
-    Fresh(usize, u32, u32, u64),
-    Replayed(u32, u64),
+    /// (hists, range of its graph effects, period, thread).
+    Fresh(usize, u32, u32, u64, ThreadId),
+    Replayed(u32, u64, ThreadId),
 }
 
 /// The call trees of the hists' entries, as [`SampleReplay`] asks them,
@@ -3236,11 +3246,11 @@ fn sort_entries(data: &mut ReportData, hi: usize) -> Vec<usize> {
     let hits = std::mem::take(&mut data.hists[hi].hits);
     let graph_hits = std::mem::take(&mut data.hists[hi].graph_hits);
     let graph_effects = std::mem::take(&mut data.hists[hi].graph_effects);
-    let graph_hits = graph_hits.iter().flat_map(|&(start, end, period)| {
+    let graph_hits = graph_hits.iter().flat_map(|&(start, end, period, thread)| {
         let effects = graph_effects
             .get(start as usize..end as usize)
             .unwrap_or(&[]);
-        effects.iter().map(move |&e| (e, period))
+        effects.iter().map(move |&e| (e, period, thread))
     });
     let keys = data.options.sort.clone();
     let d = &*data;
@@ -3456,7 +3466,7 @@ fn split_like_perf(
 /// period and the same chain appended to its own call tree.
 fn split_graphs_like_perf(
     merged: Vec<Entry>,
-    hits: impl Iterator<Item = (Effect, u64)> + Clone,
+    hits: impl Iterator<Item = (Effect, u64, ThreadId)> + Clone,
     cmp: &dyn Fn(&Entry, &Entry) -> Ordering,
     cg: &CallgraphData,
     strings: &Strings,
@@ -3466,12 +3476,16 @@ fn split_graphs_like_perf(
     // entry's next insertion lands where its last one did.
     let mut tree = crate::rbtree::RbTree::default();
     let mut pieces: Vec<u32> = Vec::new(); // merged entry of each piece
+    // The thread of the sample that made each piece: perf's entry keeps
+    // it, and its children order compares callers above callees only
+    // between entries of one thread.
+    let mut creators: Vec<ThreadId> = Vec::new();
     let mut landed: Vec<u32> = Vec::new();
     let mut last: Vec<(u32, u32)> = vec![(u32::MAX, u32::MAX); merged.len()];
     // perf's he_cache: the entries this sample was added to so far.
     let mut this_sample: Vec<u32> = Vec::new();
     let mut skipped = vec![false; merged.len()];
-    for (eff, _) in hits.clone() {
+    for (eff, _, thread) in hits.clone() {
         let Some(template) = merged.get(eff.entry as usize) else {
             landed.push(u32::MAX);
             continue;
@@ -3503,6 +3517,7 @@ fn split_graphs_like_perf(
                     cmp(template, &merged[pieces[p] as usize]) == Ordering::Less
                 });
                 pieces.push(eff.entry);
+                creators.push(thread);
                 pieces.len() as u32 - 1
             }
         };
@@ -3522,7 +3537,7 @@ fn split_graphs_like_perf(
         .zip(&skipped)
         .map(|(&n, &skipped)| n == 1 && !skipped)
         .collect();
-    for ((eff, _), &piece) in hits.clone().zip(&landed) {
+    for ((eff, _, _), &piece) in hits.clone().zip(&landed) {
         if let Some(&creator) = pieces.get(piece as usize) {
             if creator != eff.entry {
                 whole[creator as usize] = false;
@@ -3533,12 +3548,14 @@ fn split_graphs_like_perf(
     let mut merged: Vec<Option<Entry>> = merged.into_iter().map(Some).collect();
     let mut out: Vec<Entry> = pieces
         .iter()
-        .map(|&m| {
+        .zip(&creators)
+        .map(|(&m, &creator)| {
             let whole = whole[m as usize];
             match merged.get_mut(m as usize) {
                 Some(slot) if whole => slot.take(),
                 Some(Some(template)) => {
                     let mut piece = template.copy_keys();
+                    piece.thread = creator;
                     piece.cg = template.cg.as_ref().map(|_| Box::default());
                     Some(piece)
                 }
@@ -3547,7 +3564,7 @@ fn split_graphs_like_perf(
             .unwrap_or_else(|| Entry::blank(ThreadId(0), CommId(0)))
         })
         .collect();
-    for ((eff, period), &piece) in hits.zip(&landed) {
+    for ((eff, period, _), &piece) in hits.zip(&landed) {
         match pieces.get(piece as usize) {
             Some(&creator) if !whole[creator as usize] => {}
             _ => continue,
