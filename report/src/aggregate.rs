@@ -3475,10 +3475,10 @@ fn split_graphs_like_perf(
     // on the tree, which changes when an entry is added: until then, an
     // entry's next insertion lands where its last one did.
     let mut tree = crate::rbtree::RbTree::default();
-    let mut pieces: Vec<u32> = Vec::new(); // merged entry of each piece
-    // The thread of the sample that made each piece: perf's entry keeps
-    // it, and its children order compares callers above callees only
-    // between entries of one thread.
+    // The merged entry of each piece, and the thread of the sample that
+    // made it: perf's entry keeps that thread, and its children order
+    // compares callers above callees only between entries of one thread.
+    let mut pieces: Vec<u32> = Vec::new();
     let mut creators: Vec<ThreadId> = Vec::new();
     let mut landed: Vec<u32> = Vec::new();
     let mut last: Vec<(u32, u32)> = vec![(u32::MAX, u32::MAX); merged.len()];
