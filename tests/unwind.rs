@@ -14,6 +14,8 @@
 //!   (fork+exec: >= 95 % reach `main`; see the test for perf's flakiness).
 //! * `pc_without_fde_matches_perf_script`: a hot leaf no FDE covers; perf's
 //!   libunwind guesses the frame from rbp, prec must do the same.
+//! * `rbp_guess_past_a_small_stack_copy_matches_perf_script`: the rbp
+//!   guess reading past a 16-byte stack copy (perf's zero step).
 //! * `odd_frames_match_perf_script`: a leaf whose CFA is a DWARF
 //!   expression, a leaf in `[vdso]`, and code run from a second mapping of
 //!   an `ET_EXEC` file: `prec script` prints what `perf script` prints, and
@@ -426,6 +428,41 @@ fn pc_without_fde_matches_perf_script() {
         "only {skips_middle} of {} leaf samples continue at outer (perf's frame-chain guess)",
         in_leaf.len()
     );
+}
+
+/// The rbp guess past a stack copy too small to hold `[rbp]`: perf's
+/// `access_mem` then asks the `[stack]` map's "file", which fails with a
+/// positive status that libunwind takes for a successful read of 0, so the
+/// guess goes on to a zero return address and perf shows the leaf and a
+/// closing `ffffffffffffffff`. prec prints the same chains.
+#[test]
+fn rbp_guess_past_a_small_stack_copy_matches_perf_script() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let data = perf_record_program(
+        dir.join("small.data"),
+        &["--call-graph", "dwarf,16"],
+        &fixture_bin("nocfi"),
+        &["300"],
+    );
+    let script = |mut tool: Command| stdout_of(tool.arg("script").arg("-i").arg(&data));
+    let theirs = script(perf());
+    let closed = theirs
+        .split("\n\n")
+        .filter(|s| {
+            let frames: Vec<&str> = s.lines().skip(1).collect();
+            frames.len() == 2
+                && frames[0].contains("spin_nocfi")
+                && frames[1].contains("ffffffffffffffff")
+        })
+        .count();
+    assert!(
+        closed >= 20,
+        "only {closed} leaf chains closed by perf's zero step"
+    );
+    assert_eq_text(&theirs, &script(prec()));
 }
 
 /// Three kinds of frames framehop alone gets wrong, one phase each of the

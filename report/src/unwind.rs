@@ -669,15 +669,27 @@ impl DwarfUnwinder {
             if table_base == TableBase::Misplaced
                 || hdr_has_fde(&module.info, lookup) == Some(false)
             {
+                // perf's access_mem takes a word outside the stack copy
+                // from the file of the map holding it (access_dso_mem);
+                // where that map has no file (the stack itself, the heap),
+                // the failed read still counts as a success with 0
+                // (access_dso_mem returns 1, and libunwind fails only on
+                // negative values). Outside every map the read fails.
+                let mut read_guess = |addr: u64| {
+                    read_stack(addr).or_else(|()| match space.find_map(addr) {
+                        Some(m) if m.identity => Ok(0),
+                        _ => Err(()),
+                    })
+                };
                 let step = if is_plt_entry(&module.info, pc.wrapping_sub(module.bias)) {
                     // libunwind: "Like regular frame, CFA = RSP+8, RA =
                     // [CFA-8], no regs saved."
                     let sp = uregs.sp();
-                    read_stack(sp)
+                    read_guess(sp)
                         .ok()
                         .inspect(|_| uregs.set_sp(sp.wrapping_add(8)))
                 } else {
-                    frame_chain(&mut uregs, &mut read_stack)
+                    frame_chain(&mut uregs, &mut read_guess)
                 };
                 match step {
                     Some(ra) => {
