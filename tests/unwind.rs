@@ -16,6 +16,8 @@
 //!   libunwind guesses the frame from rbp, prec must do the same.
 //! * `rbp_guess_past_a_small_stack_copy_matches_perf_script`: the rbp
 //!   guess reading past a 16-byte stack copy (perf's zero step).
+//! * `zero_return_address_matches_perf_script`: a return address read
+//!   as 0 through the CFI (perf's closing zero step).
 //! * `odd_frames_match_perf_script`: a leaf whose CFA is a DWARF
 //!   expression, a leaf in `[vdso]`, and code run from a second mapping of
 //!   an `ET_EXEC` file: `prec script` prints what `perf script` prints, and
@@ -461,6 +463,40 @@ fn rbp_guess_past_a_small_stack_copy_matches_perf_script() {
     assert!(
         closed >= 20,
         "only {closed} leaf chains closed by perf's zero step"
+    );
+    assert_eq_text(&theirs, &script(prec()));
+}
+
+/// A return address the CFI finds and reads as 0 (the `zeroret` fixture
+/// enters its hot function with 0 where the return address goes): framehop
+/// ends the chain there as at `_start`, libunwind steps to pc 0 and perf
+/// shows a closing `ffffffffffffffff`. prec prints perf's chains.
+#[test]
+fn zero_return_address_matches_perf_script() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let data = perf_record_program(
+        dir.join("zeroret.data"),
+        &["--call-graph", "dwarf"],
+        &fixture_bin("zeroret"),
+        &["0.3"],
+    );
+    let script = |mut tool: Command| stdout_of(tool.arg("script").arg("-i").arg(&data));
+    let theirs = script(perf());
+    let closed = theirs
+        .split("\n\n")
+        .filter(|s| {
+            let frames: Vec<&str> = s.lines().skip(1).collect();
+            frames.len() == 2
+                && frames[0].contains("spin_then_exit")
+                && frames[1].contains("ffffffffffffffff")
+        })
+        .count();
+    assert!(
+        closed >= 20,
+        "only {closed} chains of spin_then_exit closed by a zero step"
     );
     assert_eq_text(&theirs, &script(prec()));
 }

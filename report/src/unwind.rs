@@ -758,10 +758,23 @@ impl DwarfUnwinder {
             let Some(process) = self.processes.get(&pid) else {
                 break StopReason::Error;
             };
-            match process
-                .unwinder
-                .unwind_frame(addr, &mut uregs, &mut self.cache, &mut read_stack)
-            {
+            // framehop ends the chain both where the CFI leaves the return
+            // address undefined (`_start`, `clone3`: no read) and where the
+            // return address it reads is 0 (its last read). libunwind
+            // takes the latter as a step to pc 0, which perf shows as
+            // `0 - 1`.
+            let mut last_read_zero = false;
+            let mut read_tracked = |a: u64| {
+                let r = read_stack(a);
+                last_read_zero = r == Ok(0);
+                r
+            };
+            match process.unwinder.unwind_frame(
+                addr,
+                &mut uregs,
+                &mut self.cache,
+                &mut read_tracked,
+            ) {
                 Ok(Some(ra)) => match FrameAddress::from_return_address(ra) {
                     Some(next) => {
                         frames.push(ra - 1);
@@ -769,6 +782,10 @@ impl DwarfUnwinder {
                     }
                     None => break StopReason::Complete,
                 },
+                Ok(None) if last_read_zero => {
+                    frames.push(u64::MAX);
+                    break StopReason::Complete;
+                }
                 Ok(None) => break StopReason::Complete,
                 Err(framehop::Error::CouldNotReadStack(_)) => break StopReason::StackExhausted,
                 Err(_) => break StopReason::Error,
