@@ -439,32 +439,7 @@ fn pc_without_fde_matches_perf_script() {
 /// closing `ffffffffffffffff`. prec prints the same chains.
 #[test]
 fn rbp_guess_past_a_small_stack_copy_matches_perf_script() {
-    if !require_perf_record() {
-        return;
-    }
-    let dir = tempdir();
-    let data = perf_record_program(
-        dir.join("small.data"),
-        &["--call-graph", "dwarf,16"],
-        &fixture_bin("nocfi"),
-        &["300"],
-    );
-    let script = |mut tool: Command| stdout_of(tool.arg("script").arg("-i").arg(&data));
-    let theirs = script(perf());
-    let closed = theirs
-        .split("\n\n")
-        .filter(|s| {
-            let frames: Vec<&str> = s.lines().skip(1).collect();
-            frames.len() == 2
-                && frames[0].contains("spin_nocfi")
-                && frames[1].contains("ffffffffffffffff")
-        })
-        .count();
-    assert!(
-        closed >= 20,
-        "only {closed} leaf chains closed by perf's zero step"
-    );
-    assert_eq_text(&theirs, &script(prec()));
+    zero_step_chains_match_perf_script("nocfi", "dwarf,16", &["300"], "spin_nocfi");
 }
 
 /// A return address the CFI finds and reads as 0 (the `zeroret` fixture
@@ -473,15 +448,22 @@ fn rbp_guess_past_a_small_stack_copy_matches_perf_script() {
 /// shows a closing `ffffffffffffffff`. prec prints perf's chains.
 #[test]
 fn zero_return_address_matches_perf_script() {
+    zero_step_chains_match_perf_script("zeroret", "dwarf", &["0.3"], "spin_then_exit");
+}
+
+/// Records fixture `program` with `--call-graph MODE`; perf script must
+/// show at least 20 chains of just `leaf` and libunwind's zero step, and
+/// prec script the same text.
+fn zero_step_chains_match_perf_script(program: &str, mode: &str, args: &[&str], leaf: &str) {
     if !require_perf_record() {
         return;
     }
     let dir = tempdir();
     let data = perf_record_program(
-        dir.join("zeroret.data"),
-        &["--call-graph", "dwarf"],
-        &fixture_bin("zeroret"),
-        &["0.3"],
+        dir.join(format!("{program}.data")),
+        &["--call-graph", mode],
+        &fixture_bin(program),
+        args,
     );
     let script = |mut tool: Command| stdout_of(tool.arg("script").arg("-i").arg(&data));
     let theirs = script(perf());
@@ -489,14 +471,12 @@ fn zero_return_address_matches_perf_script() {
         .split("\n\n")
         .filter(|s| {
             let frames: Vec<&str> = s.lines().skip(1).collect();
-            frames.len() == 2
-                && frames[0].contains("spin_then_exit")
-                && frames[1].contains("ffffffffffffffff")
+            frames.len() == 2 && frames[0].contains(leaf) && frames[1].contains("ffffffffffffffff")
         })
         .count();
     assert!(
         closed >= 20,
-        "only {closed} chains of spin_then_exit closed by a zero step"
+        "{program}: only {closed} chains of {leaf} closed by a zero step"
     );
     assert_eq_text(&theirs, &script(prec()));
 }
