@@ -5,6 +5,7 @@
 // not intra-doc links.
 #![allow(rustdoc::broken_intra_doc_links)]
 
+use std::os::fd::AsFd;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
@@ -41,9 +42,10 @@ pub enum Command {
 /// `prec report` and `prec script` share.
 #[derive(Args, Debug)]
 pub struct PerfDataArgs {
-    /// Input file name ("-" reads pipe mode from stdin).
-    #[arg(short = 'i', long = "input", default_value = "perf.data")]
-    pub input: PathBuf,
+    /// Input file name ("-" reads pipe mode from stdin); without it,
+    /// perf.data, or standard input when that is a pipe (as perf).
+    #[arg(short = 'i', long = "input")]
+    pub input: Option<PathBuf>,
     /// Look for binaries relative to this directory (perf's build-id cache
     /// too: DIR/.debug); kernel symbols then only from --kallsyms.
     #[arg(long = "symfs")]
@@ -65,6 +67,27 @@ pub struct PerfDataArgs {
     /// Don't complain about files owned by other users (accepted for perf compatibility).
     #[arg(short = 'f', long = "force")]
     pub force: bool,
+}
+
+impl PerfDataArgs {
+    /// The input to read: `-i`, else perf's default (`check_pipe`): "-"
+    /// when standard input is a pipe, else perf.data.
+    pub fn input(&self) -> PathBuf {
+        match &self.input {
+            Some(path) => path.clone(),
+            None if is_pipe(std::io::stdin().as_fd()) => PathBuf::from("-"),
+            None => PathBuf::from("perf.data"),
+        }
+    }
+}
+
+/// Whether `fd` is a pipe (a FIFO).
+pub fn is_pipe(fd: std::os::fd::BorrowedFd<'_>) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    fd.try_clone_to_owned()
+        .map(std::fs::File::from)
+        .and_then(|f| f.metadata())
+        .is_ok_and(|m| m.file_type().is_fifo())
 }
 
 /// `prec script` arguments (perf script's names).
@@ -294,9 +317,10 @@ pub struct RecordArgs {
     /// Call chain mode: fp, dwarf[,SIZE] or lbr.
     #[arg(long = "call-graph")]
     pub call_graph: Option<String>,
-    /// Output file name ("-" writes pipe mode to stdout).
-    #[arg(short = 'o', long = "output", default_value = "perf.data")]
-    pub output: String,
+    /// Output file name ("-" writes pipe mode to stdout); without it,
+    /// perf.data, or standard output when that is a pipe (as perf).
+    #[arg(short = 'o', long = "output")]
+    pub output: Option<String>,
     /// Record existing process id(s), comma separated.
     #[arg(short = 'p', long = "pid")]
     pub pid: Option<String>,

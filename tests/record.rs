@@ -599,6 +599,42 @@ fn no_command_records_system_wide() {
     assert!(!dry.exists(), "{}", stderr(&o));
 }
 
+/// perf's defaults without `-o` / `-i` (`check_pipe`): record writes pipe
+/// mode to a piped standard output, report and script read a piped
+/// standard input; nothing touches perf.data then.
+#[test]
+fn piped_stdout_and_stdin_are_the_default_files() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let (prec_bin, perf_bin, hot3) = (prec_bin(), perf_path(), fixture_bin("hot3"));
+    let sh = |script: String| {
+        let o = Command::new("sh")
+            .current_dir(&*dir)
+            .args(["-c", &script])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{script}: {}", stderr(&o));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let (prec_bin, perf_bin, hot3) = (prec_bin.display(), perf_bin.display(), hot3.display());
+    // prec record into a pipe, read by perf and by prec without -i.
+    for reader in [&perf_bin as &dyn std::fmt::Display, &prec_bin] {
+        let text = sh(format!(
+            "{prec_bin} record -q -- {hot3} 0.1 | {reader} report --stdio --sort comm"
+        ));
+        assert!(text.contains("hot3"), "{reader}: {text}");
+    }
+    // perf's pipe output read by prec script from a pipe.
+    let text = sh(format!(
+        "{perf_bin} record -q -- {hot3} 0.1 | {prec_bin} script -F comm"
+    ));
+    assert!(text.lines().any(|l| l.trim() == "hot3"), "{text}");
+    assert!(!dir.join("perf.data").exists(), "perf.data written");
+}
+
 #[test]
 fn sigkill_leaves_a_readable_file() {
     if !require_perf_record() {
@@ -662,6 +698,8 @@ fn assert_fails_cleanly(args: &[&str], what: &str) {
         .arg("record")
         .args(args)
         .stdin(Stdio::null())
+        // Not a pipe: perf (and prec) would write to a piped stdout.
+        .stdout(Stdio::null())
         .output()
         .unwrap();
     assert!(!o.status.success(), "{what}: succeeded");
@@ -681,6 +719,8 @@ fn assert_fails_cleanly(args: &[&str], what: &str) {
         .arg("record")
         .args(args)
         .stdin(Stdio::null())
+        // Not a pipe: perf (and prec) would write to a piped stdout.
+        .stdout(Stdio::null())
         .output()
         .unwrap();
     assert!(!o.status.success());

@@ -2,6 +2,7 @@
 //! [`prec_record::capture::RecordConfig`] and runs it.
 
 use std::ffi::OsString;
+use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -456,10 +457,16 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
     if !args.command.is_empty() && (!pids.is_empty() || !tids.is_empty()) {
         // perf records the targets and uses the command only as a duration.
     }
-    let output = if args.output == "-" {
+    // perf's default (check_pipe): standard output when it is a pipe.
+    let output_name = match &args.output {
+        Some(name) => name.clone(),
+        None if crate::cli::is_pipe(std::io::stdout().as_fd()) => "-".to_string(),
+        None => "perf.data".to_string(),
+    };
+    let output = if output_name == "-" {
         Output::Stdout
     } else {
-        Output::File(PathBuf::from(&args.output))
+        Output::File(PathBuf::from(&output_name))
     };
     let cfg = RecordConfig {
         events: evs,

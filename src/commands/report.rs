@@ -163,7 +163,7 @@ fn options(args: &ReportArgs) -> Result<Options> {
         o.column_widths = parse_column_widths(w);
     }
     o.full_source_path = args.full_source_path;
-    o.callgraph_required = args.data.input.as_os_str() != "-"
+    o.callgraph_required = args.data.input().as_os_str() != "-"
         && args
             .call_graph
             .as_deref()
@@ -303,7 +303,7 @@ pub fn evswitch(
 
 pub fn run(args: ReportArgs) -> Result<ExitCode> {
     let mut opts = options(&args)?;
-    let input = std::sync::Arc::new(Input::open(&args.data.input, args.data.force)?);
+    let input = std::sync::Arc::new(Input::open(&args.data.input(), args.data.force)?);
     // A large input need not stay resident once read.
     let mapped = input.clone();
     opts.release = Some(std::sync::Arc::new(move |offset| {

@@ -100,7 +100,7 @@ fn options(args: &ScriptArgs) -> Result<ScriptOptions> {
 
 pub fn run(args: ScriptArgs) -> Result<ExitCode> {
     let mut opts = options(&args)?;
-    let input = std::sync::Arc::new(Input::open(&args.data.input, args.data.force)?);
+    let input = std::sync::Arc::new(Input::open(&args.data.input(), args.data.force)?);
     // A large input need not stay resident once read.
     let mapped = input.clone();
     opts.release = Some(std::sync::Arc::new(move |offset| {
