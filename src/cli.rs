@@ -429,6 +429,9 @@ pub struct RecordArgs {
     /// Check the options, then exit without recording.
     #[arg(long = "dry-run")]
     pub dry_run: bool,
+    /// Rename the output to NAME.YYYYMMDDhhmmssCC (local time) when done.
+    #[arg(long = "timestamp-filename")]
+    pub timestamp_filename: bool,
     /// Stop after writing this much data (e.g. 10M; units B, K, M, G).
     #[arg(long = "max-size")]
     pub max_size: Option<String>,

@@ -425,6 +425,55 @@ fn build_id_options_like_perf() {
     }
 }
 
+/// `--timestamp-filename`: the finished file is renamed NAME.<16 digits>
+/// (local time to the hundredth of a second), with perf's messages.
+#[test]
+fn timestamp_filename_like_perf() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let stamped = |name: &str| -> Vec<String> {
+        std::fs::read_dir(&*dir)
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|f| {
+                f.strip_prefix(name)
+                    .and_then(|r| r.strip_prefix('.'))
+                    .is_some_and(|ts| ts.len() == 16 && ts.bytes().all(|b| b.is_ascii_digit()))
+            })
+            .collect()
+    };
+    // The stderr lines, with names and numbers masked.
+    let shape = |o: &Output, tool: &str| -> Vec<String> {
+        stderr(o)
+            .lines()
+            .filter(|l| l.contains("Dump") || l.contains("Captured"))
+            .map(|l| {
+                let named: Vec<&str> = l
+                    .split(' ')
+                    .map(|w| if w.contains(".data.") { "NAME" } else { w })
+                    .collect();
+                let mut masked = String::new();
+                for c in named.join(" ").replace(tool, "TOOL").chars() {
+                    let c = if c.is_ascii_digit() { '9' } else { c };
+                    if !(c == '9' && masked.ends_with('9')) {
+                        masked.push(c);
+                    }
+                }
+                masked
+            })
+            .collect()
+    };
+    let o = prec_record(&dir.join("prec.data"), &["--timestamp-filename"]);
+    let p = perf_record(&dir.join("perf.data"), &["--timestamp-filename"]);
+    assert_eq!(shape(&o, "prec"), shape(&p, "perf"));
+    let (mine, theirs) = (stamped("prec.data"), stamped("perf.data"));
+    assert_eq!((mine.len(), theirs.len()), (1, 1), "{mine:?} {theirs:?}");
+    assert!(!dir.join("prec.data").exists());
+    assert_perf_reads_clean(&dir.join(&mine[0]), "--timestamp-filename");
+}
+
 /// `--namespaces` and `--switch-events`: the records perf shows.
 #[test]
 fn namespaces_and_switch_records() {

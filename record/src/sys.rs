@@ -606,3 +606,33 @@ pub fn gettimeofday_ns() -> u64 {
     unsafe { libc::gettimeofday(&mut tv, std::ptr::null_mut()) };
     tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1000
 }
+
+/// perf's `fetch_current_timestamp`: local time as `YYYYMMDDhhmmss` and
+/// hundredths of a second (`--timestamp-filename`).
+pub fn local_timestamp() -> io::Result<String> {
+    let mut tv = libc::timeval {
+        tv_sec: 0,
+        tv_usec: 0,
+    };
+    // SAFETY: `tv` is a valid, writable timeval; a null timezone is allowed.
+    if unsafe { libc::gettimeofday(&mut tv, std::ptr::null_mut()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: an all-zero `tm` is a valid value of this plain C struct.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: both pointers are valid for the call; localtime_r writes only
+    // `tm` and is thread-safe.
+    if unsafe { libc::localtime_r(&tv.tv_sec, &mut tm) }.is_null() {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(format!(
+        "{:04}{:02}{:02}{:02}{:02}{:02}{:02}",
+        tm.tm_year + 1900,
+        tm.tm_mon + 1,
+        tm.tm_mday,
+        tm.tm_hour,
+        tm.tm_min,
+        tm.tm_sec,
+        tv.tv_usec / 10000
+    ))
+}

@@ -6,7 +6,7 @@ use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use prec_record::capture::{self, CallGraph, Output, RecordConfig, RecordModes};
 use prec_record::events;
 use prec_record::sys;
@@ -490,6 +490,22 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
     }
     let counts_samples = cfg.modes.counts_samples();
     let out = capture::record(&cfg)?;
+    // --timestamp-filename: the finished file gets the time as a suffix
+    // (a pipe only the message).
+    let dumped = if args.timestamp_filename {
+        let stamp = sys::local_timestamp().context("cannot read the time")?;
+        match &output {
+            Output::Stdout => Some(format!("-.{stamp}")),
+            Output::File(p) => {
+                let to = format!("{}.{stamp}", p.display());
+                std::fs::rename(p, &to)
+                    .with_context(|| format!("cannot rename {} to {to}", p.display()))?;
+                Some(to)
+            }
+        }
+    } else {
+        None
+    };
     if !quiet {
         if out.lost.lost_records > 0 {
             eprintln!(
@@ -504,10 +520,15 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
             "[ prec record: Woken up {} times to write data ]",
             out.wakeups
         );
-        let name = match &output {
+        let mut name = match &output {
             Output::Stdout => "-".to_string(),
             Output::File(p) => p.display().to_string(),
         };
+        if let Some(dumped) = &dumped {
+            eprintln!("[ prec record: Dump {dumped} ]");
+            // perf's own words: the name is not repeated.
+            name.push_str(".<timestamp>");
+        }
         // perf counts samples while collecting build-ids: without them
         // (-B, -z, --buildid-all), or without samples, it prints no count.
         let samples = if !counts_samples || out.samples == 0 {
