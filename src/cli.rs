@@ -432,6 +432,15 @@ pub struct RecordArgs {
     /// Rename the output to NAME.YYYYMMDDhhmmssCC (local time) when done.
     #[arg(long = "timestamp-filename")]
     pub timestamp_filename: bool,
+    /// Start a new output file on SIGUSR2 (`signal`, the default), once a
+    /// size is written (e.g. 100M) or every so long (e.g. 30s); each file
+    /// is renamed NAME.TIMESTAMP.
+    #[arg(long = "switch-output", num_args = 0..=1, require_equals = true,
+          default_missing_value = "signal", value_name = "signal|SIZE|TIME")]
+    pub switch_output: Option<String>,
+    /// With --switch-output: keep only the newest N files.
+    #[arg(long = "switch-max-files", value_name = "N")]
+    pub switch_max_files: Option<usize>,
     /// Stop after writing this much data (e.g. 10M; units B, K, M, G).
     #[arg(long = "max-size")]
     pub max_size: Option<String>,

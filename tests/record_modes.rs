@@ -474,6 +474,99 @@ fn timestamp_filename_like_perf() {
     assert_perf_reads_clean(&dir.join(&mine[0]), "--timestamp-filename");
 }
 
+/// `--switch-output`: by size (both recorders: the files, their names,
+/// the tasks made up again at the start of each new file, perf reading
+/// prec's clean), with `--switch-max-files`, and on SIGUSR2.
+#[test]
+fn switch_output_like_perf() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let files_of = |name: &str| -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(&*dir)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|f| f.to_str())
+                    .and_then(|f| f.strip_prefix(name))
+                    .and_then(|r| r.strip_prefix('.'))
+                    .is_some_and(|ts| ts.len() == 16 && ts.bytes().all(|b| b.is_ascii_digit()))
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    // The files named by the made-up (time 0) COMM and MMAP2 records that
+    // start a file after a switch.
+    let synthesized = |file: &Path| -> Vec<String> {
+        let text = stdout_of(
+            perf()
+                .args(["script", "--show-task-events", "--show-mmap-events", "-i"])
+                .arg(file),
+        );
+        let mut v: Vec<String> = text
+            .lines()
+            .filter(|l| {
+                l.contains(" 0.000000: PERF_RECORD_MMAP2")
+                    || l.contains(" 0.000000: PERF_RECORD_COMM")
+            })
+            .filter_map(|l| l.rsplit(' ').next().map(str::to_string))
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    let o = prec_record(&dir.join("prec.data"), &["--switch-output=30K"]);
+    perf_record(&dir.join("perf.data"), &["--switch-output=30K"]);
+    let (mine, theirs) = (files_of("prec.data"), files_of("perf.data"));
+    assert!(mine.len() >= 3 && theirs.len() >= 2, "{mine:?} {theirs:?}");
+    assert!(
+        stderr(&o).contains("[ prec record: dump data: Woken up"),
+        "{}",
+        stderr(&o)
+    );
+    for f in &mine {
+        assert_perf_reads_clean(f, "--switch-output");
+    }
+    // A file started while hot3 ran: its task and maps made up again (as
+    // perf's record__synthesize_workload), so its samples have symbols.
+    assert!(
+        synthesized(&mine[1]).iter().any(|n| n.starts_with("hot3:")),
+        "{:?}",
+        synthesized(&mine[1])
+    );
+    let rep = stdout_of(
+        perf()
+            .args(["report", "--stdio", "--sort", "sym", "-i"])
+            .arg(&mine[1]),
+    );
+    assert!(rep.contains("hot_a"), "{rep}");
+    // Rotation keeps the newest N, the last file included.
+    prec_record(
+        &dir.join("rot.data"),
+        &["--switch-output=20K", "--switch-max-files", "2"],
+    );
+    assert_eq!(files_of("rot.data").len(), 2);
+    // SIGUSR2.
+    let mut rec = prec();
+    rec.args(["record", "-q", "--switch-output", "-o"])
+        .arg(dir.join("sig.data"))
+        .arg("--")
+        .arg(hot3())
+        .arg("1");
+    let child = rec.spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    let _ = std::process::Command::new("kill")
+        .args(["-USR2", &child.id().to_string()])
+        .status();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success());
+    assert_eq!(files_of("sig.data").len(), 2);
+}
+
 /// `--namespaces` and `--switch-events`: the records perf shows.
 #[test]
 fn namespaces_and_switch_records() {

@@ -87,6 +87,17 @@ pub struct RecordConfig {
     pub modes: RecordModes,
 }
 
+/// When `--switch-output` starts a new file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SwitchOutput {
+    /// On SIGUSR2 (`--switch-output` or `--switch-output=signal`).
+    Signal,
+    /// Once the data written reaches this many bytes.
+    Size(u64),
+    /// Every this long.
+    Time(Duration),
+}
+
 /// perf record's less common options (all off by default).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RecordModes {
@@ -120,6 +131,11 @@ pub struct RecordModes {
     pub timestamp_boundary: bool,
     /// `--no-buffering`: every event wakes the reader (wakeup_events 1).
     pub no_buffering: bool,
+    /// `--switch-output`: when to close the file (renamed NAME.TIMESTAMP)
+    /// and start a new one at NAME.
+    pub switch_output: Option<SwitchOutput>,
+    /// `--switch-max-files`: keep only this many switched files (0: all).
+    pub switch_max_files: usize,
     /// `--max-size`: stop after this many bytes of data.
     pub max_size: Option<u64>,
     /// `-D`: enable the events this many ms after the start (a dummy event
@@ -220,6 +236,9 @@ pub struct RecordOutcome {
     pub wakeups: u64,
     /// With `-z`: (ring bytes, COMPRESSED bytes).
     pub compressed: Option<(u64, u64)>,
+    /// With `--switch-output`: the files finished so far and kept, oldest
+    /// first (the last one is still at the output's name).
+    pub dumps: Vec<PathBuf>,
 }
 
 impl RecordOutcome {
@@ -641,6 +660,16 @@ fn rd_str(b: &[u8], off: usize) -> Option<String> {
 }
 
 impl Tracker {
+    /// Forgets what concerns the file written so far (samples, their
+    /// times, the files they hit), keeping the processes' maps.
+    fn new_file(&mut self) {
+        self.samples = 0;
+        self.first_time = None;
+        self.last_time = 0;
+        self.hit.clear();
+        self.kernel_hit = false;
+    }
+
     fn add_map(&mut self, pid: u32, start: u64, len: u64, name: String) {
         let idx = match self.file_idx.get(&name) {
             Some(&i) => i,
@@ -1186,23 +1215,28 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
         no_time: first.sample_type & sample::TIME == 0,
         ..Default::default()
     };
-    let mut pro = Vec::with_capacity(4096);
-    synth::id_index(&mut pro, &id_index);
     let kernel_possible = events
         .iter()
         .any(|e| !e.attr.has_flag(flags::EXCLUDE_KERNEL));
-    if kernel_possible {
-        if let Ok(k) = proc_synth::kernel_text() {
-            if k.text != 0 {
-                syn.kernel_mmap(&mut pro, &k);
-                for m in proc_synth::modules().unwrap_or_default() {
-                    if m.addr != 0 && m.size != 0 {
-                        syn.module_mmap(&mut pro, &m.name, m.addr, m.size);
+    // What every file starts with (the first, and each --switch-output
+    // one): the id index and the kernel's and modules' maps.
+    let start_file = |pro: &mut Vec<u8>| {
+        synth::id_index(pro, &id_index);
+        if kernel_possible {
+            if let Ok(k) = proc_synth::kernel_text() {
+                if k.text != 0 {
+                    syn.kernel_mmap(pro, &k);
+                    for m in proc_synth::modules().unwrap_or_default() {
+                        if m.addr != 0 && m.size != 0 {
+                            syn.module_mmap(pro, &m.name, m.addr, m.size);
+                        }
                     }
                 }
             }
         }
-    }
+    };
+    let mut pro = Vec::with_capacity(4096);
+    start_file(&mut pro);
     let synth_proc = |pro: &mut Vec<u8>, pid: i32, only_tid: Option<i32>, fork: bool| {
         if cfg.modes.no_synth_tasks {
             return;
@@ -1338,10 +1372,17 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
         note(cfg.quiet, "Events disabled");
         Instant::now() + Duration::from_millis(ms)
     });
+    let mut last_switch = Instant::now();
+    let mut switch_wakeups = 0u64;
+    let mut dumps: Vec<PathBuf> = Vec::new();
+    if cfg.modes.switch_output == Some(SwitchOutput::Signal) {
+        launch::install_switch_request()?;
+    }
     let loop_result = (|| -> Result<(), RecordError> {
         loop {
             if drain(&mut rings, &mut sink, &mut tracker, &mut buf)? {
                 wakeups += 1;
+                switch_wakeups += 1;
             }
             if let Some(t) = enable_at {
                 if Instant::now() >= t {
@@ -1349,6 +1390,66 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
                     note(cfg.quiet, "Events enabled");
                     enable_at = None;
                 }
+            }
+            let switch_now = match cfg.modes.switch_output {
+                Some(SwitchOutput::Signal) => launch::take_switch_request(),
+                Some(SwitchOutput::Size(size)) => sink.data_bytes() >= size,
+                Some(SwitchOutput::Time(every)) => last_switch.elapsed() >= every,
+                None => false,
+            };
+            if let (true, Output::File(path)) = (switch_now, &cfg.output) {
+                // perf's record__switch_output: the file so far is finished
+                // and renamed NAME.TIMESTAMP, a new one starts at NAME with
+                // the kernel's maps and the targets' tasks made up again.
+                let dumped = stamped_name(path)?;
+                std::fs::rename(path, &dumped).map_err(|e| {
+                    RecordError(format!(
+                        "cannot rename {} to {}: {e}",
+                        path.display(),
+                        dumped.display()
+                    ))
+                })?;
+                let f = create_output(path)?;
+                let next = Sink::File(FileWriter::new(f, Endian::NATIVE, &writer_attrs)?);
+                let done = std::mem::replace(&mut sink, next);
+                finish_sink(done, &host, cfg, &event_infos, &tracker)?;
+                note(
+                    cfg.quiet,
+                    &format!("[ prec record: dump data: Woken up {switch_wakeups} times ]"),
+                );
+                note(
+                    cfg.quiet,
+                    &format!("[ prec record: Dump {} ]", dumped.display()),
+                );
+                switch_wakeups = 0;
+                dumps.push(dumped);
+                if cfg.modes.switch_max_files > 0 && dumps.len() > cfg.modes.switch_max_files {
+                    let _ = std::fs::remove_file(dumps.remove(0));
+                }
+                tracker.new_file();
+                let mut pro = Vec::with_capacity(4096);
+                start_file(&mut pro);
+                synth::thread_map(&mut pro, &thread_names);
+                synth::cpu_map(&mut pro, &cpus);
+                if cfg.system_wide {
+                    for pid in proc_synth::all_pids().unwrap_or_default() {
+                        synth_proc(&mut pro, pid, None, true);
+                    }
+                } else if let Some(r) = running.as_ref() {
+                    synth_proc(&mut pro, r.pid(), None, false);
+                } else {
+                    for &p in &procs {
+                        synth_proc(&mut pro, p, None, false);
+                    }
+                    for &t in &cfg.tids {
+                        let tgid = proc_synth::proc_status(t).map(|s| s.tgid).unwrap_or(t);
+                        synth_proc(&mut pro, tgid, Some(t), false);
+                    }
+                }
+                synth::bare(&mut pro, synth::PERF_RECORD_FINISHED_INIT);
+                tracker.scan(&pro);
+                sink.write(&pro)?;
+                last_switch = Instant::now();
             }
             if let Some(max) = cfg.modes.max_size {
                 let written = sink.data_bytes();
@@ -1448,7 +1549,22 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
         lost: tracker.lost,
         wakeups,
         compressed,
+        dumps,
     })
+}
+
+/// `PATH.TIMESTAMP` (`--timestamp-filename`, `--switch-output`), with
+/// perf's timestamp (local time to the hundredth of a second); should that
+/// name exist already (two files finished within 10 ms), the next
+/// hundredth's, so that no file replaces another.
+pub fn stamped_name(path: &Path) -> io::Result<PathBuf> {
+    loop {
+        let name = PathBuf::from(format!("{}.{}", path.display(), sys::local_timestamp()?));
+        if !name.exists() {
+            return Ok(name);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }
 
 fn finish_sink(

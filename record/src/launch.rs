@@ -343,6 +343,17 @@ pub fn signal_received() -> Option<i32> {
     }
 }
 
+/// Makes SIGUSR2 ask for an output switch ([`take_switch_request`]), as
+/// `perf record --switch-output` does.
+pub fn install_switch_request() -> io::Result<()> {
+    sys::install_switch_handler()
+}
+
+/// Whether SIGUSR2 arrived since the last call.
+pub fn take_switch_request() -> bool {
+    sys::SWITCH_REQUESTED.swap(false, Ordering::SeqCst)
+}
+
 /// Resets the flag read by [`signal_received`].
 pub fn clear_signal() {
     sys::SIGNAL_SEEN.store(false, Ordering::SeqCst);

@@ -432,6 +432,29 @@ extern "C" fn forward_handler(sig: libc::c_int) {
     }
 }
 
+/// Set by the SIGUSR2 handler of `--switch-output`.
+pub static SWITCH_REQUESTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn switch_handler(_sig: libc::c_int) {
+    SWITCH_REQUESTED.store(true, Ordering::SeqCst);
+}
+
+/// Installs a SIGUSR2 handler (with `SA_RESTART`) that sets
+/// [`SWITCH_REQUESTED`].
+pub fn install_switch_handler() -> io::Result<()> {
+    // SAFETY: a zeroed sigaction is a valid starting point; the handler is
+    // an `extern "C" fn(c_int)` that only stores to an atomic.
+    let r = unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = switch_handler as *const () as libc::sighandler_t;
+        sa.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(libc::SIGUSR2, &sa, std::ptr::null_mut())
+    };
+    cvt(r as libc::c_long)?;
+    Ok(())
+}
+
 /// Installs a `sigaction` handler (with `SA_RESTART`) for each of `signals`
 /// that sets [`SIGNAL_SEEN`]/[`LAST_SIGNAL`] and forwards the signal to
 /// [`FORWARD_PID`] if it is > 0.

@@ -5,6 +5,7 @@ use std::ffi::OsString;
 use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use prec_record::capture::{self, CallGraph, Output, RecordConfig, RecordModes};
@@ -95,6 +96,35 @@ fn parse_clockid(s: &str) -> Result<i32> {
 
 /// perf's `--max-size` (`parse_tag_value`): a number with a B, K, M or G
 /// unit (a bare number is bytes).
+/// perf's `switch_output_setup`: `signal`, a size with its unit (B, K, M,
+/// G) or a time with its unit (s, m, h, d).
+fn parse_switch_output(s: &str) -> Result<capture::SwitchOutput> {
+    use capture::SwitchOutput;
+    if s == "signal" {
+        return Ok(SwitchOutput::Signal);
+    }
+    let invalid = || {
+        anyhow::anyhow!(
+            "invalid --switch-output '{s}': expected signal, a size (10M) or a time (30s)"
+        )
+    };
+    let split = s.len().checked_sub(1).ok_or_else(invalid)?;
+    let (num, unit) = s.split_at(split);
+    let n: u64 = num.parse().map_err(|_| invalid())?;
+    let mult = |m: u64| n.checked_mul(m).ok_or_else(invalid);
+    Ok(match unit {
+        "B" => SwitchOutput::Size(n),
+        "K" => SwitchOutput::Size(mult(1 << 10)?),
+        "M" => SwitchOutput::Size(mult(1 << 20)?),
+        "G" => SwitchOutput::Size(mult(1 << 30)?),
+        "s" => SwitchOutput::Time(Duration::from_secs(n)),
+        "m" => SwitchOutput::Time(Duration::from_secs(mult(60)?)),
+        "h" => SwitchOutput::Time(Duration::from_secs(mult(3600)?)),
+        "d" => SwitchOutput::Time(Duration::from_secs(mult(86400)?)),
+        _ => return Err(invalid()),
+    })
+}
+
 fn parse_size(s: &str) -> Result<u64> {
     let t = s.trim();
     let (num, mult) = match t.chars().last() {
@@ -346,6 +376,12 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         buildid_all: args.buildid_all,
         timestamp_boundary: args.timestamp_boundary,
         no_buffering: args.no_buffering,
+        switch_output: args
+            .switch_output
+            .as_deref()
+            .map(parse_switch_output)
+            .transpose()?,
+        switch_max_files: args.switch_max_files.unwrap_or(0),
         max_size: args.max_size.as_deref().map(parse_size).transpose()?,
         delay_ms: args.delay.filter(|&d| d > 0),
         inherit_stat: args.stat,
@@ -485,21 +521,42 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         cmdline: std::env::args().collect(),
         modes,
     };
+    if cfg.modes.switch_output.is_some() {
+        if matches!(cfg.output, Output::Stdout) {
+            bail!("--switch-output needs a file output (-o FILE), not a pipe");
+        }
+        if cfg.modes.compression_level.is_some() {
+            bail!("--switch-output cannot be combined with -z in prec");
+        }
+    }
     if args.dry_run {
         return Ok(ExitCode::SUCCESS);
     }
-    let counts_samples = cfg.modes.counts_samples();
+    // perf counts the samples of the last file only, and prints none
+    // after switching.
+    let counts_samples = cfg.modes.counts_samples() && cfg.modes.switch_output.is_none();
     let out = capture::record(&cfg)?;
     // --timestamp-filename: the finished file gets the time as a suffix
     // (a pipe only the message).
-    let dumped = if args.timestamp_filename {
-        let stamp = sys::local_timestamp().context("cannot read the time")?;
+    let dumped = if args.timestamp_filename || args.switch_output.is_some() {
         match &output {
-            Output::Stdout => Some(format!("-.{stamp}")),
+            Output::Stdout => {
+                let stamp = sys::local_timestamp().context("cannot read the time")?;
+                Some(format!("-.{stamp}"))
+            }
             Output::File(p) => {
-                let to = format!("{}.{stamp}", p.display());
+                let to = capture::stamped_name(p).context("cannot read the time")?;
+                let to = to.display().to_string();
                 std::fs::rename(p, &to)
                     .with_context(|| format!("cannot rename {} to {to}", p.display()))?;
+                // --switch-max-files counts this last file too, as perf's
+                // rotation does.
+                let mut kept = out.dumps.clone();
+                kept.push(PathBuf::from(&to));
+                let max = cfg.modes.switch_max_files;
+                while max > 0 && kept.len() > max {
+                    let _ = std::fs::remove_file(kept.remove(0));
+                }
                 Some(to)
             }
         }
