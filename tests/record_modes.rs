@@ -565,6 +565,22 @@ fn switch_output_like_perf() {
     let o = child.wait_with_output().unwrap();
     assert!(o.status.success());
     assert_eq!(files_of("sig.data").len(), 2);
+    // Without --switch-output, perf record ignores SIGUSR2; so does prec.
+    let plain = dir.join("plain.data");
+    let mut rec = prec();
+    rec.args(["record", "-q", "-o"])
+        .arg(&plain)
+        .arg("--")
+        .arg(hot3())
+        .arg("0.5");
+    let child = rec.spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let _ = std::process::Command::new("kill")
+        .args(["-USR2", &child.id().to_string()])
+        .status();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{:?}", o.status);
+    assert_perf_reads_clean(&plain, "SIGUSR2 without --switch-output");
 }
 
 /// `--namespaces` and `--switch-events`: the records perf shows.

@@ -1375,9 +1375,8 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     let mut last_switch = Instant::now();
     let mut switch_wakeups = 0u64;
     let mut dumps: Vec<PathBuf> = Vec::new();
-    if cfg.modes.switch_output == Some(SwitchOutput::Signal) {
-        launch::install_switch_request()?;
-    }
+    // Here, after the workload started: its SIGUSR2 stays its own.
+    launch::install_switch_request(cfg.modes.switch_output.is_some())?;
     let loop_result = (|| -> Result<(), RecordError> {
         loop {
             if drain(&mut rings, &mut sink, &mut tracker, &mut buf)? {
@@ -1391,12 +1390,13 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
                     enable_at = None;
                 }
             }
-            let switch_now = match cfg.modes.switch_output {
-                Some(SwitchOutput::Signal) => launch::take_switch_request(),
-                Some(SwitchOutput::Size(size)) => sink.data_bytes() >= size,
-                Some(SwitchOutput::Time(every)) => last_switch.elapsed() >= every,
-                None => false,
-            };
+            // SIGUSR2 switches in every mode, as in perf.
+            let switch_now = launch::take_switch_request()
+                || match cfg.modes.switch_output {
+                    Some(SwitchOutput::Size(size)) => sink.data_bytes() >= size,
+                    Some(SwitchOutput::Time(every)) => last_switch.elapsed() >= every,
+                    Some(SwitchOutput::Signal) | None => false,
+                };
             if let (true, Output::File(path)) = (switch_now, &cfg.output) {
                 // perf's record__switch_output: the file so far is finished
                 // and renamed NAME.TIMESTAMP, a new one starts at NAME with

@@ -344,9 +344,10 @@ pub fn signal_received() -> Option<i32> {
 }
 
 /// Makes SIGUSR2 ask for an output switch ([`take_switch_request`]), as
-/// `perf record --switch-output` does.
-pub fn install_switch_request() -> io::Result<()> {
-    sys::install_switch_handler()
+/// `perf record --switch-output` does; without it (`enabled` false)
+/// SIGUSR2 is ignored, as perf record ignores it.
+pub fn install_switch_request(enabled: bool) -> io::Result<()> {
+    sys::install_switch_handler(!enabled)
 }
 
 /// Whether SIGUSR2 arrived since the last call.

@@ -440,13 +440,18 @@ extern "C" fn switch_handler(_sig: libc::c_int) {
 }
 
 /// Installs a SIGUSR2 handler (with `SA_RESTART`) that sets
-/// [`SWITCH_REQUESTED`].
-pub fn install_switch_handler() -> io::Result<()> {
+/// [`SWITCH_REQUESTED`], or (`ignore`) ignores SIGUSR2.
+pub fn install_switch_handler(ignore: bool) -> io::Result<()> {
+    let handler = if ignore {
+        libc::SIG_IGN
+    } else {
+        switch_handler as *const () as libc::sighandler_t
+    };
     // SAFETY: a zeroed sigaction is a valid starting point; the handler is
-    // an `extern "C" fn(c_int)` that only stores to an atomic.
+    // SIG_IGN or an `extern "C" fn(c_int)` that only stores to an atomic.
     let r = unsafe {
         let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = switch_handler as *const () as libc::sighandler_t;
+        sa.sa_sigaction = handler;
         sa.sa_flags = libc::SA_RESTART;
         libc::sigemptyset(&mut sa.sa_mask);
         libc::sigaction(libc::SIGUSR2, &sa, std::ptr::null_mut())
