@@ -1285,19 +1285,26 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
             syn.namespaces(&mut pro, c.pid(), c.pid());
         }
     }
-    if cfg.system_wide {
-        for pid in proc_synth::all_pids().unwrap_or_default() {
-            synth_proc(&mut pro, pid, None, true);
+    // The tasks of the targets, from /proc: every process system-wide, the
+    // running `workload` (after a --switch-output), or the -p/-t ones.
+    let synth_targets = |pro: &mut Vec<u8>, workload: Option<i32>| {
+        if cfg.system_wide {
+            for pid in proc_synth::all_pids().unwrap_or_default() {
+                synth_proc(pro, pid, None, true);
+            }
+        } else if let Some(pid) = workload {
+            synth_proc(pro, pid, None, false);
+        } else if !launching {
+            for &p in &procs {
+                synth_proc(pro, p, None, false);
+            }
+            for &t in &cfg.tids {
+                let tgid = proc_synth::proc_status(t).map(|s| s.tgid).unwrap_or(t);
+                synth_proc(pro, tgid, Some(t), false);
+            }
         }
-    } else if !launching {
-        for &p in &procs {
-            synth_proc(&mut pro, p, None, false);
-        }
-        for &t in &cfg.tids {
-            let tgid = proc_synth::proc_status(t).map(|s| s.tgid).unwrap_or(t);
-            synth_proc(&mut pro, tgid, Some(t), false);
-        }
-    }
+    };
+    synth_targets(&mut pro, None);
     synth::bare(&mut pro, synth::PERF_RECORD_FINISHED_INIT);
     tracker.scan(&pro);
     sink.write(&pro)?;
@@ -1431,21 +1438,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
                 start_file(&mut pro);
                 synth::thread_map(&mut pro, &thread_names);
                 synth::cpu_map(&mut pro, &cpus);
-                if cfg.system_wide {
-                    for pid in proc_synth::all_pids().unwrap_or_default() {
-                        synth_proc(&mut pro, pid, None, true);
-                    }
-                } else if let Some(r) = running.as_ref() {
-                    synth_proc(&mut pro, r.pid(), None, false);
-                } else {
-                    for &p in &procs {
-                        synth_proc(&mut pro, p, None, false);
-                    }
-                    for &t in &cfg.tids {
-                        let tgid = proc_synth::proc_status(t).map(|s| s.tgid).unwrap_or(t);
-                        synth_proc(&mut pro, tgid, Some(t), false);
-                    }
-                }
+                synth_targets(&mut pro, running.as_ref().map(|r| r.pid()));
                 synth::bare(&mut pro, synth::PERF_RECORD_FINISHED_INIT);
                 tracker.scan(&pro);
                 sink.write(&pro)?;
