@@ -544,6 +544,25 @@ fn switch_output_like_perf() {
             .arg(&mine[1]),
     );
     assert!(rep.contains("hot_a"), "{rep}");
+    // With -p the made-up tasks are the target's, not the command's
+    // (which only times the recording).
+    let mut target = std::process::Command::new(hot3()).arg("2").spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let pid = target.id().to_string();
+    run(prec()
+        .args(["record", "-q", "--switch-output=30K", "-p", &pid, "-o"])
+        .arg(dir.join("pid.data"))
+        .args(["--", "sleep", "0.6"]));
+    let _ = target.kill();
+    let _ = target.wait();
+    let by_pid = files_of("pid.data");
+    assert!(by_pid.len() >= 3, "{by_pid:?}");
+    let rep = stdout_of(
+        perf()
+            .args(["report", "--stdio", "--sort", "sym", "-i"])
+            .arg(&by_pid[1]),
+    );
+    assert!(rep.contains("hot_a"), "-p: {rep}");
     // Rotation keeps the newest N, the last file included.
     prec_record(
         &dir.join("rot.data"),

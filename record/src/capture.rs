@@ -1438,7 +1438,9 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
                 start_file(&mut pro);
                 synth::thread_map(&mut pro, &thread_names);
                 synth::cpu_map(&mut pro, &cpus);
-                synth_targets(&mut pro, running.as_ref().map(|r| r.pid()));
+                // A command beside -p/-t only times the recording.
+                let workload = running.as_ref().filter(|_| launching).map(|r| r.pid());
+                synth_targets(&mut pro, workload);
                 synth::bare(&mut pro, synth::PERF_RECORD_FINISHED_INIT);
                 tracker.scan(&pro);
                 sink.write(&pro)?;
