@@ -94,8 +94,6 @@ fn parse_clockid(s: &str) -> Result<i32> {
     })
 }
 
-/// perf's `--max-size` (`parse_tag_value`): a number with a B, K, M or G
-/// unit (a bare number is bytes).
 /// perf's `switch_output_setup`: `signal`, a size with its unit (B, K, M,
 /// G) or a time with its unit (s, m, h, d).
 fn parse_switch_output(s: &str) -> Result<capture::SwitchOutput> {
@@ -125,6 +123,8 @@ fn parse_switch_output(s: &str) -> Result<capture::SwitchOutput> {
     })
 }
 
+/// perf's `--max-size` (`parse_tag_value`): a number with a B, K, M or G
+/// unit (a bare number is bytes).
 fn parse_size(s: &str) -> Result<u64> {
     let t = s.trim();
     let (num, mult) = match t.chars().last() {
