@@ -641,6 +641,10 @@ impl DwarfUnwinder {
         let mut uregs = UnwindRegsX86_64::new(ip, sp, bp);
         let mut addr = FrameAddress::from_instruction_pointer(ip);
         let mut rbp_lost = false;
+        // The frames stepped so far (callee first): their unwind info, the
+        // pc's address in it and their CFA, for registers framehop does not
+        // track (see `restored_register`).
+        let mut stepped: Vec<(Arc<BinaryUnwindInfo>, u64, u64)> = Vec::new();
         let stop = loop {
             if frames.len() >= max {
                 break StopReason::MaxFrames;
@@ -723,9 +727,25 @@ impl DwarfUnwinder {
                 break StopReason::Error;
             }
             rbp_lost = (rbp_lost && !unmodelled.rbp_saved) || (first && unmodelled.rbp_below_sp);
-            let first_only = unmodelled.ra_in_register || unmodelled.cfa_from_other;
-            if (first && first_only) || unmodelled.cfa_expression {
+            if (first && unmodelled.ra_in_register)
+                || unmodelled.cfa_from_other
+                || unmodelled.cfa_expression
+            {
                 let (sp, bp) = (uregs.sp(), uregs.bp());
+                // A CFA on another register (ld.so's resolver keeps it in
+                // rbx): libunwind knows that register as the callees' CFI
+                // restored it.
+                let other = match cfi_row(&module.info, lookup).map(|(row, _)| row.cfa().clone()) {
+                    Some(gimli::CfaRule::RegisterAndOffset { register, .. })
+                        if !first
+                            && register != gimli::X86_64::RSP
+                            && register != gimli::X86_64::RBP =>
+                    {
+                        restored_register(register, &stepped, regs, &mut read_stack)
+                            .map(|v| (register, v))
+                    }
+                    _ => None,
+                };
                 let known = |r: gimli::Register| {
                     if first {
                         sampled_register(regs, r)
@@ -737,13 +757,14 @@ impl DwarfUnwinder {
                     } else if r == gimli::X86_64::RBP {
                         Some(bp)
                     } else {
-                        None
+                        other.filter(|(o, _)| *o == r).map(|(_, v)| v)
                     }
                 };
                 let Some((ra, sp, bp)) = cfi_step(&module.info, lookup, &known, &mut read_stack)
                 else {
                     break StopReason::Error;
                 };
+                stepped.push((module.info.clone(), lookup, sp));
                 uregs.set_sp(sp);
                 uregs.set_bp(bp);
                 match FrameAddress::from_return_address(ra) {
@@ -778,6 +799,7 @@ impl DwarfUnwinder {
                 Ok(Some(ra)) => match FrameAddress::from_return_address(ra) {
                     Some(next) => {
                         frames.push(ra - 1);
+                        stepped.push((module.info.clone(), lookup, uregs.sp()));
                         addr = next;
                     }
                     None => break StopReason::Complete,
@@ -1086,6 +1108,31 @@ fn cfi_step(
     let ra = value(&row.register(gimli::X86_64::RA), None)?;
     let bp = value(&row.register(gimli::X86_64::RBP), reg(gimli::X86_64::RBP))?;
     Some((ra, cfa, bp))
+}
+
+/// The value register `r` has in the frame after `stepped` (callee first,
+/// each with its unwind info, pc address and CFA), as libunwind restores
+/// it: from the nearest callee whose CFI saved it (`r` at CFA + offset),
+/// else as sampled. `None` where a callee's rule is not a stack slot.
+fn restored_register(
+    r: gimli::Register,
+    stepped: &[(Arc<BinaryUnwindInfo>, u64, u64)],
+    regs: &Regs<'_>,
+    read_stack: &mut dyn FnMut(u64) -> Result<u64, ()>,
+) -> Option<u64> {
+    for (info, svma, cfa) in stepped.iter().rev() {
+        let Some((row, _)) = cfi_row(info, *svma) else {
+            continue;
+        };
+        match row.register(r) {
+            gimli::RegisterRule::Undefined | gimli::RegisterRule::SameValue => continue,
+            gimli::RegisterRule::Offset(o) => {
+                return read_stack(cfa.checked_add_signed(o)?).ok();
+            }
+            _ => return None,
+        }
+    }
+    sampled_register(regs, r)
 }
 
 /// A first frame's register by DWARF number, from perf's sampled ones.
