@@ -94,49 +94,44 @@ fn parse_clockid(s: &str) -> Result<i32> {
     })
 }
 
+/// Size units (perf's `tags_size`), and the lower-case ones `--max-size`
+/// also takes.
+const SIZE_UNITS: [(&str, u64); 4] = [("B", 1), ("K", 1 << 10), ("M", 1 << 20), ("G", 1 << 30)];
+const SIZE_UNITS_LOWER: [(&str, u64); 4] =
+    [("b", 1), ("k", 1 << 10), ("m", 1 << 20), ("g", 1 << 30)];
+/// Time units in seconds (perf's `tags_time`).
+const TIME_UNITS: [(&str, u64); 4] = [("s", 1), ("m", 60), ("h", 3600), ("d", 86400)];
+
+/// perf's `parse_tag_value`: a number followed by one of `units`, times
+/// that unit's multiplier.
+fn tag_value(s: &str, units: &[(&str, u64)]) -> Option<u64> {
+    units
+        .iter()
+        .find_map(|&(unit, mult)| s.strip_suffix(unit)?.parse::<u64>().ok()?.checked_mul(mult))
+}
+
 /// perf's `switch_output_setup`: `signal`, a size with its unit (B, K, M,
 /// G) or a time with its unit (s, m, h, d).
 fn parse_switch_output(s: &str) -> Result<capture::SwitchOutput> {
     use capture::SwitchOutput;
     if s == "signal" {
-        return Ok(SwitchOutput::Signal);
+        Ok(SwitchOutput::Signal)
+    } else if let Some(size) = tag_value(s, &SIZE_UNITS) {
+        Ok(SwitchOutput::Size(size))
+    } else if let Some(secs) = tag_value(s, &TIME_UNITS) {
+        Ok(SwitchOutput::Time(Duration::from_secs(secs)))
+    } else {
+        bail!("invalid --switch-output '{s}': expected signal, a size (10M) or a time (30s)")
     }
-    let invalid = || {
-        anyhow::anyhow!(
-            "invalid --switch-output '{s}': expected signal, a size (10M) or a time (30s)"
-        )
-    };
-    let split = s.len().checked_sub(1).ok_or_else(invalid)?;
-    let (num, unit) = s.split_at(split);
-    let n: u64 = num.parse().map_err(|_| invalid())?;
-    let mult = |m: u64| n.checked_mul(m).ok_or_else(invalid);
-    Ok(match unit {
-        "B" => SwitchOutput::Size(n),
-        "K" => SwitchOutput::Size(mult(1 << 10)?),
-        "M" => SwitchOutput::Size(mult(1 << 20)?),
-        "G" => SwitchOutput::Size(mult(1 << 30)?),
-        "s" => SwitchOutput::Time(Duration::from_secs(n)),
-        "m" => SwitchOutput::Time(Duration::from_secs(mult(60)?)),
-        "h" => SwitchOutput::Time(Duration::from_secs(mult(3600)?)),
-        "d" => SwitchOutput::Time(Duration::from_secs(mult(86400)?)),
-        _ => return Err(invalid()),
-    })
 }
 
 /// perf's `--max-size` (`parse_tag_value`): a number with a B, K, M or G
 /// unit (a bare number is bytes).
 fn parse_size(s: &str) -> Result<u64> {
     let t = s.trim();
-    let (num, mult) = match t.chars().last() {
-        Some('B') | Some('b') => (&t[..t.len() - 1], 1u64),
-        Some('K') | Some('k') => (&t[..t.len() - 1], 1 << 10),
-        Some('M') | Some('m') => (&t[..t.len() - 1], 1 << 20),
-        Some('G') | Some('g') => (&t[..t.len() - 1], 1 << 30),
-        _ => (t, 1),
-    };
-    num.parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(mult))
+    tag_value(t, &SIZE_UNITS)
+        .or_else(|| tag_value(t, &SIZE_UNITS_LOWER))
+        .or_else(|| t.parse().ok())
         .ok_or_else(|| anyhow::anyhow!("invalid --max-size '{s}': expected a size like 10M"))
 }
 
