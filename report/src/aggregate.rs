@@ -2237,6 +2237,9 @@ fn build_naming(
                             );
                             own.node = a.node.unwrap_or(NO_NODE);
                             replayable &= a.replayable;
+                            if a.changed_mixed {
+                                replay.trees_changed();
+                            }
                             if a.reorders {
                                 let nodes = cg.tree.reordered().iter();
                                 reordered.extend(nodes.map(|&n| (idx as u32, n)));
@@ -2405,6 +2408,9 @@ fn build_naming(
                                     );
                                     node = a.node.unwrap_or(NO_NODE);
                                     replayable &= a.replayable;
+                                    if a.changed_mixed {
+                                        replay.trees_changed();
+                                    }
                                     if a.reorders {
                                         let nodes = cg.tree.reordered().iter();
                                         reordered.extend(nodes.map(|&n| (cidx as u32, n)));

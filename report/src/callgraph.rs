@@ -594,6 +594,8 @@ pub struct Appended {
     /// This append mixed some node's children, so earlier walks through it
     /// may not be repeated.
     pub reorders: bool,
+    /// This append changed some node's [`CallTree::mixed_version`].
+    pub changed_mixed: bool,
 }
 
 impl Default for CallTree {
@@ -690,6 +692,7 @@ impl CallTree {
             node: None,
             replayable: true,
             reorders: false,
+            changed_mixed: false,
         };
         self.walked.clear();
         self.walked_steps.clear();
@@ -797,6 +800,7 @@ impl CallTree {
             tree.insert_at(link_to, go_left, 0);
         }
         self.nodes[parent as usize].mixed_version += 1;
+        out.changed_mixed = true;
         self.push_child(parent, f)
     }
 

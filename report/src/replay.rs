@@ -185,13 +185,17 @@ pub(crate) struct SampleReplay<'a> {
     checks: Vec<Check>,
     /// Counts [`Self::reordered`] calls.
     generation: u32,
+    /// Counts [`Self::trees_changed`] calls.
+    trees_changes: u32,
     /// (hists, entry) -> (generation, node) of each reordering of its call
     /// tree, oldest first.
     reordered: HashMap<(u32, u32), Vec<(u32, u32)>>,
     /// Distinct resolved frames (see [`Self::frame_id`]).
     frames: HashMap<[u64; 5], u32>,
-    /// Scratch for building keys.
-    key: Vec<u8>,
+    /// Scratch for building raw and resolved keys: a sample that missed
+    /// the raw table holds one while it looks up the other.
+    raw_key: Vec<u8>,
+    resolved_key: Vec<u8>,
 }
 
 /// A resolved sample of a pin group.
@@ -229,7 +233,14 @@ struct Resolved {
     /// Counts revisions of its checks (see [`SampleReplay::checks_hold`])
     /// and effects.
     revision: u32,
+    /// A [`SampleReplay::trees_changes`] count at which all its checks
+    /// held at the trees' versions ([`UNCHECKED`] when not known): until
+    /// the count moves, no version changed, so they still do.
+    checked_at: u32,
 }
+
+/// [`Resolved::checked_at`] before its checks were checked.
+const UNCHECKED: u32 = u32::MAX;
 
 /// Resolved indexes stay below this, whose bit [`pack`] uses.
 const NO_MAP: u32 = 1 << 31;
@@ -303,6 +314,21 @@ impl<'a> SampleReplay<'a> {
             .push((self.generation, node));
     }
 
+    /// Notes that an append changed some call tree's version (see
+    /// `Appended::changed_mixed`): checks must look at versions again.
+    pub fn trees_changed(&mut self) {
+        // Wrapping could meet an old `checked_at` again: start over.
+        self.trees_changes = match self.trees_changes.checked_add(1) {
+            Some(n) if n != UNCHECKED => n,
+            _ => {
+                for o in &mut self.resolved_outcomes {
+                    o.checked_at = UNCHECKED;
+                }
+                0
+            }
+        };
+    }
+
     /// Whether the checks of resolved sample `r` hold for a sample whose
     /// frames are at `ips` (empty when not known). A check whose tree
     /// changed holds if walking it again finds the same child; then the
@@ -312,6 +338,9 @@ impl<'a> SampleReplay<'a> {
         let Some(o) = self.resolved_outcomes.get(r as usize) else {
             return false;
         };
+        if o.checked_at == self.trees_changes {
+            return true;
+        }
         let (hists, (start, end)) = (o.hists as usize, o.checks);
         for at in start as usize..end as usize {
             let c = self.checks[at];
@@ -340,6 +369,7 @@ impl<'a> SampleReplay<'a> {
             self.checks[at].version = version;
             self.resolved_outcomes[r as usize].revision += 1;
         }
+        self.resolved_outcomes[r as usize].checked_at = self.trees_changes;
         true
     }
 
@@ -389,7 +419,7 @@ impl<'a> SampleReplay<'a> {
         trees: impl Trees,
     ) -> Result<RawOutcome, Pending<'a>> {
         let epoch = self.process_epochs.get(&pid).copied().unwrap_or(0);
-        let mut key = std::mem::take(&mut self.key);
+        let mut key = std::mem::take(&mut self.raw_key);
         key.clear();
         for w in [
             attr_index as u64 | (cpumode as u64) << 32,
@@ -423,7 +453,7 @@ impl<'a> SampleReplay<'a> {
                         });
                     }
                 }
-                self.key = key;
+                self.raw_key = key;
                 Ok(outcome)
             }
             Err(hash) => Err(Pending {
@@ -457,7 +487,7 @@ impl<'a> SampleReplay<'a> {
             self.raw_outcomes.push(pack(outcome));
             self.raw_revisions.push(revision);
         }
-        self.key = pending.key;
+        self.raw_key = pending.key;
     }
 
     /// A small id for a resolved frame's words: a resolved key holds 4
@@ -478,7 +508,7 @@ impl<'a> SampleReplay<'a> {
         ips: &[u64],
         trees: impl Trees,
     ) -> Result<u32, Pending<'a>> {
-        let mut key = std::mem::take(&mut self.key);
+        let mut key = std::mem::take(&mut self.resolved_key);
         key.clear();
         for w in context {
             key.extend_from_slice(&w.to_le_bytes());
@@ -504,7 +534,7 @@ impl<'a> SampleReplay<'a> {
         };
         if value & PINNED == 0 {
             if self.current(value, &trees) {
-                self.key = pending.key;
+                self.resolved_key = pending.key;
                 return Ok(value);
             }
             pending.slot = Some(slot);
@@ -519,7 +549,7 @@ impl<'a> SampleReplay<'a> {
         let r = self.pinned[p as usize].resolved;
         if self.current(r, &trees) && self.checks_hold(r, &trees, ips, Some(p)) {
             self.pinned_hits += 1;
-            self.key = pending.key;
+            self.resolved_key = pending.key;
             return Ok(r);
         }
         pending.existing = Some(p);
@@ -581,7 +611,7 @@ impl<'a> SampleReplay<'a> {
                 self.resolved.insert(pending.hash, &pending.key, &[], i);
             }
         }
-        self.key = pending.key;
+        self.resolved_key = pending.key;
         i
     }
 
@@ -606,6 +636,9 @@ impl<'a> SampleReplay<'a> {
                     r.callchain_period = callchain_period;
                     r.generation = self.generation;
                     r.revision += 1;
+                    // The checks were taken during the sample's appends,
+                    // and a later append of it may have moved a version.
+                    r.checked_at = UNCHECKED;
                     self.effects[es as usize..ee as usize].copy_from_slice(effects);
                     self.checks[cs as usize..ce as usize].copy_from_slice(checks);
                     return Some(old);
@@ -631,6 +664,7 @@ impl<'a> SampleReplay<'a> {
             callchain_period,
             generation: self.generation,
             revision: 0,
+            checked_at: UNCHECKED,
         });
         self.repeats.push((0, 0));
         Some(i)
@@ -891,6 +925,7 @@ mod tests {
             "the pinned frame's beyond it does"
         );
         // A sibling was added: the tree turned.
+        r.trees_changed();
         let turned = |rewalk| TestTrees {
             version: 4,
             rewalk,
