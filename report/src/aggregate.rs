@@ -21,7 +21,7 @@ use prec_format::features::{self, Feature};
 use prec_format::record::Record;
 use prec_format::{Attr, FeatureId, PerfFile, RecordType};
 
-use crate::callchain::{Callchains, ChainFrame, ChainParams, Order};
+use crate::callchain::{Callchains, ChainFrame, ChainParams, FrameToken, Order, FRAME_SLOTS};
 use crate::callgraph::{Appended, CallTree, CursorFrame, Frames, IpSpan, WalkMemo, OWN};
 use crate::maps::{DsoId, DsoKind, Map};
 use crate::replay::{Check, Effect, RawOutcome, SampleReplay, Trees, NO_NODE};
@@ -1554,6 +1554,11 @@ fn build_naming(
     // Entries whose call trees the sample's appends reordered.
     let mut reordered: Vec<(u32, u32)> = Vec::new();
     let mut replay_ips: Vec<u64> = Vec::new();
+    // Per FrameToken slot: a remembered frame's call-graph frame and
+    // replay frame id (NO_FRAME_ID until known), which a frame's
+    // resolution alone decides.
+    let mut frame_memo: Vec<(FrameToken, CursorFrame, u32)> = Vec::new();
+    let mut frame_tokens: Vec<FrameToken> = Vec::new();
     let mut walk_memo = WalkMemo::default();
     let mut cg_frames = Frames::default();
     let mut callchain_period = vec![0u64; attrs.len()];
@@ -1814,9 +1819,12 @@ fn build_naming(
                             uw,
                             &mut chain,
                         );
+                        frame_tokens.clear();
+                        frame_tokens.extend_from_slice(callchains.tokens());
                         if options.hide_unresolved {
                             // perf's add_callchain_ip drops unresolved entries.
                             chain.retain(|f| f.sym.is_some());
+                            frame_tokens.clear();
                         }
                         if let Some(re) = &parent_re {
                             // perf's add_callchain_ip: the first entry whose
@@ -1841,6 +1849,7 @@ fn build_naming(
                             });
                             if let Some(k) = last {
                                 chain.drain(..k);
+                                frame_tokens.clear();
                                 let root = &chain[0];
                                 ip = root.ip;
                                 loc.map = root.map;
@@ -2075,7 +2084,14 @@ fn build_naming(
                     }
                     if cg_on {
                         fids.clear();
-                        for f in &chain {
+                        for (i, f) in chain.iter().enumerate() {
+                            let token = frame_tokens.get(i).copied().unwrap_or(FrameToken::NONE);
+                            if let Some(m) = token.slot().and_then(|slot| frame_memo.get(slot)) {
+                                if m.0 == token {
+                                    fids.push(m.1);
+                                    continue;
+                                }
+                            }
                             let sym = f.sym.map(|id| {
                                 let s = &resolver.syms[id.0 as usize];
                                 (s.start, s.name)
@@ -2094,7 +2110,15 @@ fn build_naming(
                                     f,
                                 )
                             };
-                            fids.push(cg_frames.intern(cgp.key, f, sym, src));
+                            let fid = cg_frames.intern(cgp.key, f, sym, src);
+                            if let Some(slot) = token.slot() {
+                                if frame_memo.is_empty() {
+                                    frame_memo
+                                        .resize(FRAME_SLOTS, (FrameToken::NONE, fid, NO_FRAME_ID));
+                                }
+                                frame_memo[slot] = (token, fid, NO_FRAME_ID);
+                            }
+                            fids.push(fid);
                         }
                     }
                     // The resolved sample's key (see crate::replay): everything
@@ -2127,8 +2151,19 @@ fn build_naming(
                     if cg_on {
                         replay_ips.extend(chain.iter().map(|f| f.ip));
                         let by_ip = want(SortKey::SymOff) || need_src;
-                        for (f, fid) in chain.iter().zip(&fids) {
-                            replay_frames.push(replay.frame_id([
+                        for (i, (f, fid)) in chain.iter().zip(&fids).enumerate() {
+                            let token = frame_tokens.get(i).copied().unwrap_or(FrameToken::NONE);
+                            let memo = token
+                                .slot()
+                                .and_then(|slot| frame_memo.get_mut(slot))
+                                .filter(|m| m.0 == token);
+                            if let Some(m) = &memo {
+                                if m.2 != NO_FRAME_ID {
+                                    replay_frames.push(m.2);
+                                    continue;
+                                }
+                            }
+                            let id = replay.frame_id([
                                 fid.id.0 as u64 | (f.map.map_or(0, |m| m.dso.0 as u64 + 1)) << 32,
                                 f.sym.map_or(u64::MAX, |s| s.0 as u64),
                                 if f.sym.is_none() || by_ip { f.ip } else { 0 },
@@ -2139,7 +2174,11 @@ fn build_naming(
                                     | (f.inlined as u64) << 25
                                     | (f.map.is_some() as u64) << 26
                                     | (f.srcline.map_or(0, |s| s.0 as u64 + 1)) << 32,
-                            ]));
+                            ]);
+                            if let Some(m) = memo {
+                                m.2 = id;
+                            }
+                            replay_frames.push(id);
                         }
                     }
                     let found = replay.find_resolved(
@@ -2857,6 +2896,9 @@ enum GraphLog {
     Fresh(usize, u32, u32, u64, ThreadId),
     Replayed(u32, u64, ThreadId),
 }
+
+/// A frame memo's replay frame id before it is known.
+const NO_FRAME_ID: u32 = u32::MAX;
 
 /// The call trees of the hists' entries, as [`SampleReplay`] asks them,
 /// and how their walks compare frames.

@@ -191,12 +191,35 @@ pub struct Callchains {
     /// What recent (epoch, pid, tid, cpumode, ip)s resolved to, while the
     /// caller keeps epochs (see [`Callchains::set_epoch`]): direct-mapped
     /// by hash, so its memory stays fixed however many frames a file has.
-    frames: Vec<Option<(FrameKey, ChainFrame)>>,
+    frames: Vec<Option<(FrameKey, ChainFrame, u32)>>,
     epoch: Option<u64>,
+    /// Counts writes to [`Self::frames`]: each write's serial.
+    serial: u32,
+    /// Per frame of the last [`Self::resolve`], its [`FrameToken`].
+    tokens: Vec<FrameToken>,
 }
 
-/// Slots of [`Callchains::frames`].
-const FRAME_SLOTS: usize = 1 << 11;
+/// Names the value of one frame of [`Callchains::resolve`]'s output: two
+/// frames with the same token (other than [`FrameToken::NONE`]) are equal,
+/// so a caller can keep what it derives from a frame by token (see
+/// [`FrameToken::slot`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FrameToken(u64);
+
+impl FrameToken {
+    /// A frame that was not remembered (inline-expanded or DWARF-unwound
+    /// frames, or no epoch set).
+    pub const NONE: FrameToken = FrameToken(u64::MAX);
+
+    /// Where to keep what is derived from the frame: tokens share
+    /// [`FRAME_SLOTS`] slots, so a slot holds the latest token's.
+    pub fn slot(self) -> Option<usize> {
+        (self != Self::NONE).then_some((self.0 & 0xffff_ffff) as usize)
+    }
+}
+
+/// Slots of [`Callchains::frames`] (and of [`FrameToken::slot`]).
+pub const FRAME_SLOTS: usize = 1 << 11;
 
 /// ([`Callchains::set_epoch`]'s epoch, the machine's kernel epoch, pid,
 /// tid, cpumode, ip).
@@ -232,8 +255,25 @@ impl Callchains {
         cpumode: u16,
         ip: u64,
     ) -> ChainFrame {
+        self.remembered_frame(machine, resolver, strings, pid, tid, cpumode, ip)
+            .0
+    }
+
+    /// [`Self::frame`] and its token.
+    #[allow(clippy::too_many_arguments)]
+    fn remembered_frame(
+        &mut self,
+        machine: &mut Machine,
+        resolver: &mut Resolver,
+        strings: &mut Strings,
+        pid: i32,
+        tid: i32,
+        cpumode: u16,
+        ip: u64,
+    ) -> (ChainFrame, FrameToken) {
         let Some(epoch) = self.epoch else {
-            return Self::resolve_frame(machine, resolver, strings, pid, tid, cpumode, ip);
+            let f = Self::resolve_frame(machine, resolver, strings, pid, tid, cpumode, ip);
+            return (f, FrameToken::NONE);
         };
         // Deep chains repeat their outer frames in most samples; a map and
         // symbol lookup per frame cost more than this one.
@@ -248,17 +288,25 @@ impl Callchains {
         if self.frames.is_empty() {
             self.frames.resize(FRAME_SLOTS, None);
         }
-        if let Some((k, f)) = &self.frames[slot] {
+        let token = |serial: u32| FrameToken((serial as u64) << 32 | slot as u64);
+        if let Some((k, f, serial)) = &self.frames[slot] {
             if *k == key {
-                return *f;
+                return (*f, token(*serial));
             }
         }
         let f = Self::resolve_frame(machine, resolver, strings, pid, tid, cpumode, ip);
         // Resolving the first kernel frame can load the kernel's symbols
         // and move its map: that frame belongs to the new kernel epoch.
         let key = (epoch, machine.kernel_epoch, pid, tid, cpumode, ip);
-        self.frames[slot] = Some((key, f));
-        f
+        // After 2^32 writes a serial could name an old frame again: stop
+        // giving tokens rather than give a wrong one.
+        let Some(serial) = self.serial.checked_add(1) else {
+            self.frames[slot] = Some((key, f, u32::MAX));
+            return (f, FrameToken::NONE);
+        };
+        self.serial = serial;
+        self.frames[slot] = Some((key, f, serial));
+        (f, token(serial))
     }
 
     /// Lets [`Self::frame`] remember what addresses resolve to until
@@ -267,6 +315,11 @@ impl Callchains {
     /// `None` (the default) resolves every frame afresh.
     pub fn set_epoch(&mut self, epoch: Option<u64>) {
         self.epoch = epoch;
+    }
+
+    /// The [`FrameToken`] of each frame of the last [`Self::resolve`].
+    pub fn tokens(&self) -> &[FrameToken] {
+        &self.tokens
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -312,6 +365,7 @@ impl Callchains {
         out: &mut Vec<ChainFrame>,
     ) {
         out.clear();
+        self.tokens.clear();
         let pid = sample.pid.map_or(-1, |p| p as i32);
         let tid = sample.tid.map_or(-1, |t| t as i32);
         let mut user: Option<Vec<u64>> = None;
@@ -474,7 +528,7 @@ impl Ctx<'_> {
     /// perf's `add_callchain_ip` (or `unwind_entry` when `unwound`) for a
     /// real address.
     fn add(&mut self, cpumode: u16, ip: u64, unwound: bool) {
-        let mut f = self.cc.frame(
+        let (mut f, token) = self.cc.remembered_frame(
             self.machine,
             self.resolver,
             self.strings,
@@ -508,11 +562,18 @@ impl Ctx<'_> {
                         Order::Callee => chain.iter().for_each(&mut push),
                         Order::Caller => chain.iter().rev().for_each(&mut push),
                     }
+                    let n = chain.len();
+                    let tokens = &mut self.cc.tokens;
+                    tokens.resize(tokens.len() + n, FrameToken::NONE);
                     return;
                 }
             }
         }
         self.out.push(f);
+        // The remembered frame is not unwound.
+        self.cc
+            .tokens
+            .push(if unwound { FrameToken::NONE } else { token });
     }
 
     /// perf's `thread__resolve_callchain_sample` (no LBR). Returns false
@@ -541,6 +602,7 @@ impl Ctx<'_> {
         let caller = self.params.order == Order::Caller;
         if caller && !prev_mode(nr, &mut cpumode) {
             self.out.clear();
+            self.cc.tokens.clear();
             return false;
         }
         let mut n = 0;
@@ -563,6 +625,7 @@ impl Ctx<'_> {
                 };
                 if !ok {
                     self.out.clear();
+                    self.cc.tokens.clear();
                     return false;
                 }
                 continue;
