@@ -368,13 +368,24 @@ fn key_width(k: SortKey, w: &Widths) -> usize {
     v.max(k.header().len())
 }
 
+/// `s` cut to `width` characters and padded with spaces to them (`%-*.*s`).
 fn pad(s: &str, width: usize) -> String {
-    let t: String = if s.len() > width {
-        s.chars().take(width).collect()
-    } else {
-        s.to_string()
+    let t = match s.char_indices().nth(width) {
+        Some((end, _)) => &s[..end],
+        None => s,
     };
-    format!("{t:<width$}")
+    let fill = width.saturating_sub(t.chars().count());
+    let mut out = String::with_capacity(t.len() + fill);
+    out.push_str(t);
+    // Wide columns (long C++ and Rust names) pad every row by hundreds.
+    const SPACES: &str = "                                                                ";
+    let mut left = fill;
+    while left > 0 {
+        let n = left.min(SPACES.len());
+        out.push_str(&SPACES[..n]);
+        left -= n;
+    }
+    out
 }
 
 fn key_value(data: &ReportData, e: &Entry, k: SortKey, width: usize) -> String {
