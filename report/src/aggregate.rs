@@ -1531,6 +1531,21 @@ fn build_naming(
     }
     let cg_on = cgp.enabled || cgp.children;
     let want_parent = want(SortKey::Parent) && has_callchain;
+    if need_sym || cg_on || want_parent || options.branch_mode {
+        // Reading a large binary's symbols takes long: read the sampled
+        // ones (perf's BUILD_ID table lists them) on the other core.
+        let sampled: Vec<(String, Option<Vec<u8>>)> = (0..machine.dsos.len() as u32)
+            .map(|i| machine.dsos.get(DsoId(i)))
+            .filter(|d| d.kind == DsoKind::User)
+            .map(|d| {
+                (
+                    d.long_name.clone(),
+                    d.build_id.as_deref().map(<[u8]>::to_vec),
+                )
+            })
+            .collect();
+        resolver.symbolizer.prefetch_binaries(&sampled);
+    }
     // perf checks this for file-mode data only (a pipe-mode file given
     // with -i too).
     options.callgraph_missing = options.callgraph_required

@@ -278,6 +278,9 @@ pub struct Symbolizer {
     /// kallsyms being read and parsed in the background
     /// ([`Symbolizer::prefetch_kallsyms`]).
     kallsyms_prefetch: Option<std::thread::JoinHandle<KallsymsRead>>,
+    /// Binaries being read in the background
+    /// ([`Symbolizer::prefetch_binaries`]).
+    prefetch: Option<Prefetch>,
     /// The core kernel's symbols from the per-boot cache (outer `None`: not
     /// looked for yet).
     core_kallsyms: Option<Option<kallsyms::CoreSymbols>>,
@@ -403,6 +406,192 @@ fn is_pseudo_path(path: &str) -> bool {
         || !path.starts_with('/')
 }
 
+/// A binary opened and its symbols read by [`prepare_binary`], on the
+/// caller's thread or the prefetch thread.
+struct PreparedBinary {
+    file: PathBuf,
+    map: FileBytes,
+    info: ElfInfo,
+    symbols: SymbolTable,
+    debug: DebugFile,
+}
+
+/// What [`prepare_binary`] found, and what to say about it.
+struct Prepared {
+    binary: Option<PreparedBinary>,
+    diagnostics: Vec<(DiagnosticKind, String)>,
+}
+
+/// Binaries read on another thread (see [`Symbolizer::prefetch_binaries`]).
+struct Prefetch {
+    /// (path, expected build-id) of each, in the thread's order.
+    keys: Vec<(String, Vec<u8>)>,
+    /// Whether the thread or a lookup has taken each (whoever sets it
+    /// first reads the binary).
+    claims: Arc<[std::sync::atomic::AtomicBool]>,
+    receive: std::sync::mpsc::Receiver<(usize, Prepared)>,
+    /// Received before they were looked up, by index in `keys`.
+    received: HashMap<usize, Prepared>,
+}
+
+fn no_vdso() -> std::io::Error {
+    std::io::Error::other("not [vdso]")
+}
+
+/// Opens the binary mapped as `path` (`vdso`: this process's vdso image
+/// for `[vdso]`) and reads its symbols: [`Symbolizer::binary`]'s work,
+/// apart from the symbolizer's state, so that it can run on another thread.
+fn prepare_binary(
+    options: &SymbolizerOptions,
+    path: &str,
+    expected: Option<&[u8]>,
+    vdso: std::io::Result<FileBytes>,
+) -> Prepared {
+    let mut diagnostics = Vec::new();
+    let pseudo = is_pseudo_path(path);
+    let symfs = options.symfs.as_deref();
+    let load = |p: &Path| load_with(options.loader.as_ref(), p);
+    let mut candidates = Vec::new();
+    if !pseudo {
+        candidates.push(with_symfs(symfs, Path::new(path)));
+    }
+    if let Some(cached) = expected.and_then(|id| build_id_cache_entry(symfs, id)) {
+        candidates.push(cached.join("elf"));
+    }
+    let mut mismatch: Option<(PathBuf, Option<Vec<u8>>)> = None;
+    let mut corrupt: Option<(PathBuf, String)> = None;
+    let is_vdso = path == "[vdso]";
+    if is_vdso {
+        candidates.push(PathBuf::from("[vdso]"));
+    }
+    let mut vdso = Some(vdso);
+    for cand in candidates {
+        let loaded = if is_vdso && cand.as_os_str() == "[vdso]" {
+            vdso.take().unwrap_or_else(|| Err(no_vdso()))
+        } else {
+            load(&cand)
+        };
+        let Ok(map) = loaded else {
+            continue;
+        };
+        let info = match elf::parse_info(&map) {
+            Ok(i) => i,
+            Err(e) => {
+                corrupt.get_or_insert((cand, e));
+                continue;
+            }
+        };
+        if let Some(exp) = expected {
+            if !build_id_matches(info.build_id.as_deref(), exp) {
+                mismatch.get_or_insert((cand, info.build_id.clone()));
+                continue;
+            }
+        }
+        let binary = read_symbols(options, path, cand, map, info, &mut diagnostics);
+        return Prepared {
+            binary: Some(binary),
+            diagnostics,
+        };
+    }
+    if pseudo {
+        return Prepared {
+            binary: None,
+            diagnostics,
+        };
+    }
+    if let Some((file, found)) = mismatch {
+        let msg = format!(
+            "build-id mismatch: {} has {}, perf.data expects {}; symbols not used. \
+             Fix: report on the machine that recorded, pass --symfs to a copy of its \
+             files, or keep the binaries unchanged (perf record's ~/.debug build-id cache)",
+            file.display(),
+            found
+                .as_deref()
+                .map_or_else(|| "no build-id".to_string(), hex),
+            hex(expected.unwrap_or_default()),
+        );
+        diagnostics.push((DiagnosticKind::BuildIdMismatch, msg));
+    } else if let Some((file, err)) = corrupt {
+        let msg = format!(
+            "cannot parse {}: {err}. Fix: make sure the file is a complete, valid ELF binary",
+            file.display()
+        );
+        diagnostics.push((DiagnosticKind::Corrupt, msg));
+    } else {
+        let looked = with_symfs(symfs, Path::new(path));
+        let msg = format!(
+            "binary not found (looked at {}). Fix: install it at that path or pass \
+             --symfs DIR pointing at a copy of the recording machine's files",
+            looked.display()
+        );
+        diagnostics.push((DiagnosticKind::Missing, msg));
+    }
+    Prepared {
+        binary: None,
+        diagnostics,
+    }
+}
+
+/// The symbol table of binary `map` (opened as `file` for `name`): its
+/// .symtab, else its separate debug file's, else its .dynsym, with PLT
+/// entries.
+fn read_symbols(
+    options: &SymbolizerOptions,
+    name: &str,
+    file: PathBuf,
+    map: FileBytes,
+    info: ElfInfo,
+    diagnostics: &mut Vec<(DiagnosticKind, String)>,
+) -> PreparedBinary {
+    let mut bin = PreparedBinary {
+        file,
+        map,
+        info,
+        symbols: SymbolTable::default(),
+        debug: DebugFile::NotSearched,
+    };
+    let mut syms = match elf::function_symbols(&bin.map, Table::Symtab) {
+        Ok(s) => s,
+        Err(e) => {
+            diagnostics.push((
+                DiagnosticKind::Corrupt,
+                format!("{e}; trying other sources"),
+            ));
+            Vec::new()
+        }
+    };
+    if syms.is_empty() {
+        // Stripped: prefer the separate debug file's .symtab, like perf.
+        let load = |p: &Path| load_with(options.loader.as_ref(), p);
+        bin.debug = find_debug_file(options.symfs.as_deref(), &load, name, &bin.file, &bin.info);
+        if let DebugFile::Found(_, map, _) = &bin.debug {
+            syms = elf::function_symbols(map, Table::Symtab).unwrap_or_default();
+        }
+    }
+    if syms.is_empty() {
+        syms = elf::function_symbols(&bin.map, Table::Dynsym).unwrap_or_default();
+    }
+    // perf 6.1's dso__load synthesizes PLT symbols only when
+    // dso__load_sym found some: a binary stripped down to imports keeps
+    // its PLT samples as raw addresses.
+    let plt = if syms.is_empty() {
+        Vec::new()
+    } else {
+        elf::plt_symbols(&bin.map)
+    };
+    if syms.is_empty() {
+        let msg = format!(
+            "no symbols in {} (stripped, no debug file found). Fix: install its debug \
+             info (e.g. the -dbg/-dbgsym package) or rebuild without stripping",
+            bin.file.display()
+        );
+        diagnostics.push((DiagnosticKind::NoSymbols, msg));
+    }
+    bin.symbols = SymbolTable::build(syms, false, false);
+    bin.symbols.add_plt(plt);
+    bin
+}
+
 impl Symbolizer {
     /// Creates an empty symbolizer; nothing is read until first use.
     pub fn new(options: SymbolizerOptions) -> Self {
@@ -412,6 +601,7 @@ impl Symbolizer {
             by_key: HashMap::default(),
             kallsyms: Loaded::Pending,
             kallsyms_prefetch: None,
+            prefetch: None,
             core_kallsyms: None,
             jit: HashMap::default(),
             diagnostics: Vec::new(),
@@ -461,136 +651,104 @@ impl Symbolizer {
     }
 
     fn load_binary(&mut self, path: &str, expected: Option<&[u8]>) -> Option<BinaryId> {
-        let pseudo = is_pseudo_path(path);
-        let mut candidates = Vec::new();
-        if !pseudo {
-            candidates.push(with_symfs(self.options.symfs.as_deref(), Path::new(path)));
-        }
-        if let Some(cached) =
-            expected.and_then(|id| build_id_cache_entry(self.options.symfs.as_deref(), id))
-        {
-            candidates.push(cached.join("elf"));
-        }
-        let mut mismatch: Option<(PathBuf, Option<Vec<u8>>)> = None;
-        let mut corrupt: Option<(PathBuf, String)> = None;
-        // perf copies its own process's vdso for `[vdso]` maps
-        // (`machine__findnew_vdso`): the running kernel's image.
-        let vdso = path == "[vdso]";
-        if vdso {
-            candidates.push(PathBuf::from("[vdso]"));
-        }
-        for cand in candidates {
-            let loaded = if vdso && cand.as_os_str() == "[vdso]" {
-                current_vdso().map(FileBytes::new)
-            } else {
-                self.load_file(&cand)
-            };
-            let Ok(map) = loaded else {
-                continue;
-            };
-            let info = match elf::parse_info(&map) {
-                Ok(i) => i,
-                Err(e) => {
-                    corrupt.get_or_insert((cand, e));
-                    continue;
-                }
-            };
-            if let Some(exp) = expected {
-                if !build_id_matches(info.build_id.as_deref(), exp) {
-                    mismatch.get_or_insert((cand, info.build_id.clone()));
-                    continue;
-                }
+        let prepared = match self.prefetched(path, expected) {
+            Some(p) => p,
+            None if path == "[vdso]" => {
+                // perf copies its own process's vdso for `[vdso]` maps
+                // (`machine__findnew_vdso`): the running kernel's image.
+                let vdso = current_vdso().map(FileBytes::new);
+                prepare_binary(&self.options, path, expected, vdso)
             }
-            return Some(self.add_binary(path, cand, map, info));
+            None => prepare_binary(&self.options, path, expected, Err(no_vdso())),
+        };
+        for (kind, message) in prepared.diagnostics {
+            self.diag(kind, path, message);
         }
-        if pseudo {
-            return None;
-        }
-        if let Some((file, found)) = mismatch {
-            let msg = format!(
-                "build-id mismatch: {} has {}, perf.data expects {}; symbols not used. \
-                 Fix: report on the machine that recorded, pass --symfs to a copy of its \
-                 files, or keep the binaries unchanged (perf record's ~/.debug build-id cache)",
-                file.display(),
-                found
-                    .as_deref()
-                    .map_or_else(|| "no build-id".to_string(), hex),
-                hex(expected.unwrap_or_default()),
-            );
-            self.diag(DiagnosticKind::BuildIdMismatch, path, msg);
-        } else if let Some((file, err)) = corrupt {
-            let msg = format!(
-                "cannot parse {}: {err}. Fix: make sure the file is a complete, valid ELF binary",
-                file.display()
-            );
-            self.diag(DiagnosticKind::Corrupt, path, msg);
-        } else {
-            let looked = with_symfs(self.options.symfs.as_deref(), Path::new(path));
-            let msg = format!(
-                "binary not found (looked at {}). Fix: install it at that path or pass \
-                 --symfs DIR pointing at a copy of the recording machine's files",
-                looked.display()
-            );
-            self.diag(DiagnosticKind::Missing, path, msg);
-        }
-        None
-    }
-
-    fn add_binary(&mut self, name: &str, file: PathBuf, map: FileBytes, info: ElfInfo) -> BinaryId {
+        let p = prepared.binary?;
         let id = BinaryId(self.binaries.len() as u32);
-        let mut bin = Binary {
-            name: name.to_string(),
-            file,
-            map,
-            info,
-            symbols: SymbolTable::default(),
-            debug: DebugFile::NotSearched,
+        self.binaries.push(Binary {
+            name: path.to_string(),
+            file: p.file,
+            map: p.map,
+            info: p.info,
+            symbols: p.symbols,
+            debug: p.debug,
             dwarf: DwarfState::NotLoaded,
             function_starts: std::cell::OnceCell::new(),
-        };
-        let mut syms = match elf::function_symbols(&bin.map, Table::Symtab) {
-            Ok(s) => s,
-            Err(e) => {
-                self.diag(
-                    DiagnosticKind::Corrupt,
-                    name,
-                    format!("{e}; trying other sources"),
-                );
-                Vec::new()
+        });
+        Some(id)
+    }
+
+    /// Opens the binaries `wanted` names (each with the build-id the
+    /// recording expects, as [`Self::binary`] takes them) and reads their
+    /// symbols on another thread, in that order, so that the first lookups
+    /// in them need not wait for it. [`Self::binary`] takes a binary from
+    /// there, or opens it itself when that thread has not started on it.
+    pub fn prefetch_binaries(&mut self, wanted: &[(String, Option<Vec<u8>>)]) {
+        if self.prefetch.is_some() {
+            return;
+        }
+        let keys: Vec<(String, Vec<u8>)> = wanted
+            .iter()
+            .filter(|(path, _)| !is_pseudo_path(path))
+            .map(|(path, id)| {
+                let expected = id.as_deref().map(normalize_build_id).unwrap_or_default();
+                (path.clone(), expected.to_vec())
+            })
+            .filter(|key| !self.by_key.contains_key(key))
+            .collect();
+        if keys.is_empty() {
+            return;
+        }
+        let claims: Arc<[std::sync::atomic::AtomicBool]> =
+            keys.iter().map(|_| Default::default()).collect();
+        let (send, receive) = std::sync::mpsc::channel();
+        let options = self.options.clone();
+        let (work, thread_claims) = (keys.clone(), claims.clone());
+        let spawned = std::thread::Builder::new()
+            .name("binaries".into())
+            .spawn(move || {
+                for (i, (path, expected)) in work.iter().enumerate() {
+                    if thread_claims[i].swap(true, std::sync::atomic::Ordering::AcqRel) {
+                        continue;
+                    }
+                    let expected = (!expected.is_empty()).then_some(&expected[..]);
+                    let prepared = prepare_binary(&options, path, expected, Err(no_vdso()));
+                    if send.send((i, prepared)).is_err() {
+                        return;
+                    }
+                }
+            });
+        if spawned.is_ok() {
+            self.prefetch = Some(Prefetch {
+                keys,
+                claims,
+                receive,
+                received: HashMap::default(),
+            });
+        }
+    }
+
+    /// The binary the prefetch thread prepared for `path`, waiting for it
+    /// if that thread has started on it; `None` (and the thread will not
+    /// start on it) if it has not.
+    fn prefetched(&mut self, path: &str, expected: Option<&[u8]>) -> Option<Prepared> {
+        let p = self.prefetch.as_mut()?;
+        let i = p
+            .keys
+            .iter()
+            .position(|(k, e)| k == path && e == expected.unwrap_or_default())?;
+        if !p.claims[i].swap(true, std::sync::atomic::Ordering::AcqRel) {
+            return None;
+        }
+        loop {
+            if let Some(prepared) = p.received.remove(&i) {
+                return Some(prepared);
             }
-        };
-        if syms.is_empty() {
-            // Stripped: prefer the separate debug file's .symtab, like perf.
-            let loader = self.options.loader.clone();
-            let load = |p: &Path| load_with(loader.as_ref(), p);
-            search_debug_file(self.options.symfs.as_deref(), &load, &mut bin);
-            if let DebugFile::Found(_, map, _) = &bin.debug {
-                syms = elf::function_symbols(map, Table::Symtab).unwrap_or_default();
-            }
+            // The thread ended without it only if it panicked.
+            let (j, prepared) = p.receive.recv().ok()?;
+            p.received.insert(j, prepared);
         }
-        if syms.is_empty() {
-            syms = elf::function_symbols(&bin.map, Table::Dynsym).unwrap_or_default();
-        }
-        // perf 6.1's dso__load synthesizes PLT symbols only when
-        // dso__load_sym found some: a binary stripped down to imports keeps
-        // its PLT samples as raw addresses.
-        let plt = if syms.is_empty() {
-            Vec::new()
-        } else {
-            elf::plt_symbols(&bin.map)
-        };
-        if syms.is_empty() {
-            let msg = format!(
-                "no symbols in {} (stripped, no debug file found). Fix: install its debug \
-                 info (e.g. the -dbg/-dbgsym package) or rebuild without stripping",
-                bin.file.display()
-            );
-            self.diag(DiagnosticKind::NoSymbols, name, msg);
-        }
-        bin.symbols = SymbolTable::build(syms, false, false);
-        bin.symbols.add_plt(plt);
-        self.binaries.push(bin);
-        id
     }
 
     fn bin(&self, bin: BinaryId) -> Option<&Binary> {
@@ -1143,13 +1301,23 @@ fn search_debug_file(
     loader: &dyn Fn(&Path) -> std::io::Result<FileBytes>,
     bin: &mut Binary,
 ) {
-    if !matches!(bin.debug, DebugFile::NotSearched) {
-        return;
+    if matches!(bin.debug, DebugFile::NotSearched) {
+        bin.debug = find_debug_file(symfs, loader, &bin.name, &bin.file, &bin.info);
     }
-    bin.debug = DebugFile::NotFound;
+}
+
+/// The separate debug file of the binary mapped as `name`, opened as
+/// `file`, whose ELF is `info`.
+fn find_debug_file(
+    symfs: Option<&Path>,
+    loader: &dyn Fn(&Path) -> std::io::Result<FileBytes>,
+    name: &str,
+    file: &Path,
+    info: &ElfInfo,
+) -> DebugFile {
     let mut candidates: Vec<PathBuf> = Vec::new();
     let usr_debug = with_symfs(symfs, Path::new("/usr/lib/debug"));
-    if let Some(id) = bin.info.build_id.as_deref().filter(|i| i.len() > 1) {
+    if let Some(id) = info.build_id.as_deref().filter(|i| i.len() > 1) {
         let h = hex(id);
         candidates.push(
             usr_debug
@@ -1158,9 +1326,9 @@ fn search_debug_file(
                 .join(format!("{}.debug", &h[2..])),
         );
     }
-    let orig = Path::new(&bin.name);
-    if let Some(link) = &bin.info.debuglink {
-        if let Some(dir) = bin.file.parent() {
+    let orig = Path::new(name);
+    if let Some(link) = &info.debuglink {
+        if let Some(dir) = file.parent() {
             candidates.push(dir.join(link));
             candidates.push(dir.join(".debug").join(link));
         }
@@ -1175,8 +1343,7 @@ fn search_debug_file(
     let rel = orig.strip_prefix("/").unwrap_or(orig);
     candidates.push(usr_debug.join(format!("{}.debug", rel.display())));
     candidates.push(usr_debug.join(rel));
-    if let Some(cached) = bin
-        .info
+    if let Some(cached) = info
         .build_id
         .as_deref()
         .and_then(|id| build_id_cache_entry(symfs, id))
@@ -1187,23 +1354,23 @@ fn search_debug_file(
         // its DWARF still has source lines in perf report.
         candidates.push(cached.join("elf"));
     }
-    let own = std::fs::canonicalize(&bin.file).ok();
+    let own = std::fs::canonicalize(file).ok();
     for cand in candidates {
         if own.is_some() && std::fs::canonicalize(&cand).ok() == own {
             continue;
         }
         let Ok(map) = loader(&cand) else { continue };
-        let Ok(info) = elf::parse_info(&map) else {
+        let Ok(debug_info) = elf::parse_info(&map) else {
             continue;
         };
-        if let (Some(a), Some(b)) = (&bin.info.build_id, &info.build_id) {
+        if let (Some(a), Some(b)) = (&info.build_id, &debug_info.build_id) {
             if a != b {
                 continue;
             }
         }
-        bin.debug = DebugFile::Found(cand, map, info);
-        return;
+        return DebugFile::Found(cand, map, debug_info);
     }
+    DebugFile::NotFound
 }
 
 /// The file binutils 2.40 names for `addr` when that differs from the

@@ -1085,3 +1085,54 @@ fn line_program_versions_match_readelf() {
         assert!(has_v5_line_program(&lines[..5], false));
     }
 }
+
+#[test]
+fn prefetched_binaries_read_like_looked_up_ones() {
+    let dir = tmpdir("prefetch");
+    let exe = compile(&dir, "gcc", C_SRC, "c", "prog", &["-O2", "-g"]);
+    let debug = dir.join("prog.debug");
+    run("objcopy", &["--only-keep-debug", p(&exe), p(&debug)]);
+    let stripped = dir.join("prog.stripped");
+    run("strip", &["-s", p(&exe), "-o", p(&stripped)]);
+    run(
+        "objcopy",
+        &[&format!("--add-gnu-debuglink={}", p(&debug)), p(&stripped)],
+    );
+    let missing = "/nonexistent/prec/prefetched";
+    let wanted = [
+        (p(&exe).to_string(), None),
+        (missing.to_string(), None),
+        (p(&stripped).to_string(), None),
+        ("[vdso]".to_string(), None),
+    ];
+    // Looked up in the list's order, in reverse (the last ones before the
+    // thread reaches them), and twice.
+    for order in [[0, 1, 2, 3], [3, 2, 1, 0]] {
+        let mut prefetching = Symbolizer::new(plt_opts());
+        prefetching.prefetch_binaries(&wanted);
+        let mut plain = Symbolizer::new(plt_opts());
+        for i in order.into_iter().chain(order) {
+            let path = &wanted[i].0;
+            let (a, b) = (prefetching.binary(path, None), plain.binary(path, None));
+            assert_eq!(a.is_some(), b.is_some(), "{path}");
+            if let (Some(a), Some(b)) = (a, b) {
+                assert_eq!(prefetching.symbol_count(a), plain.symbol_count(b), "{path}");
+                assert_eq!(
+                    prefetching.debug_file_path(a),
+                    plain.debug_file_path(b),
+                    "{path}"
+                );
+                if path != "[vdso]" {
+                    check_symbols_against_nm(&prefetching, a, &exe);
+                }
+            }
+        }
+        let said = |s: &Symbolizer| -> Vec<(DiagnosticKind, String, String)> {
+            let d = s.diagnostics().iter();
+            d.map(|d| (d.kind, d.path.clone(), d.message.clone()))
+                .collect()
+        };
+        assert_eq!(said(&prefetching), said(&plain), "order {order:?}");
+        assert!(said(&plain).iter().any(|d| d.1 == missing));
+    }
+}
