@@ -193,14 +193,16 @@ pub fn parse_maps(text: &str) -> io::Result<Vec<MapEntry>> {
 }
 
 /// The executable mappings of `/proc/PID/maps` that perf synthesizes MMAP2
-/// records for: `PROT_EXEC` and either file-backed or `[vdso]` (anonymous
-/// executable memory and `[vsyscall]` are skipped, as in perf's default
-/// non-`--data` mode).
+/// records for: `PROT_EXEC` and either file-backed, `[vdso]` or
+/// `[vsyscall]` (perf 6.1 writes the `--xp` vsyscall page too; anonymous
+/// executable memory is skipped).
 pub fn exec_maps(pid: i32) -> io::Result<Vec<MapEntry>> {
     let all = parse_maps(&fs::read_to_string(format!("/proc/{pid}/maps"))?)?;
     Ok(all
         .into_iter()
-        .filter(|m| m.is_exec() && (m.path.starts_with('/') || m.path == "[vdso]"))
+        .filter(|m| {
+            m.is_exec() && (m.path.starts_with('/') || m.path == "[vdso]" || m.path == "[vsyscall]")
+        })
         .collect())
 }
 
