@@ -441,6 +441,14 @@ pub struct RecordArgs {
     /// With --switch-output: keep only the newest N files.
     #[arg(long = "switch-max-files", value_name = "N")]
     pub switch_max_files: Option<usize>,
+    /// Run prec with this SCHED_FIFO priority (the command keeps its own).
+    #[arg(short = 'r', long = "realtime", value_name = "PRIORITY")]
+    pub realtime: Option<i32>,
+    /// Write the tasks' COMM and MMAP records and the kernel's maps made up
+    /// from /proc at the end of the file (of each --switch-output file),
+    /// not at the start.
+    #[arg(long = "tail-synthesize")]
+    pub tail_synthesize: bool,
     /// Stop after writing this much data (e.g. 10M; units B, K, M, G).
     #[arg(long = "max-size")]
     pub max_size: Option<String>,

@@ -881,3 +881,188 @@ fn synth_option_like_perf() {
         assert_perf_reads_clean(&files[1], &opt);
     }
 }
+
+/// The records of `file` without a time (those made up from /proc, and
+/// FINISHED_INIT), in file order as `perf report -D` lists them: each
+/// record's type, with a COMM's name and an MMAP2's file. FINISHED_ROUND
+/// is left out and counted apart.
+fn untimed_records(file: &Path) -> (Vec<String>, usize) {
+    let dump = stdout_of(perf().args(["report", "-D", "-i"]).arg(file));
+    let mut records = Vec::new();
+    let mut rounds = 0;
+    for line in dump.lines() {
+        let Some(rest) = line.strip_prefix("0 0x") else {
+            continue;
+        };
+        let Some((_, record)) = rest.split_once("]: ") else {
+            continue;
+        };
+        if record.starts_with("PERF_RECORD_FINISHED_ROUND") {
+            rounds += 1;
+            continue;
+        }
+        let kind = record.split([':', ' ']).next().unwrap_or("");
+        let what = match kind {
+            "PERF_RECORD_COMM" => record.rsplit(' ').next().and_then(|c| c.split(':').next()),
+            "PERF_RECORD_MMAP2" => record.rsplit(' ').next(),
+            _ => None,
+        };
+        records.push(match what {
+            Some(w) => format!("{kind} {w}"),
+            None => kind.to_string(),
+        });
+    }
+    (records, rounds)
+}
+
+/// `--tail-synthesize`: the kernel's maps, the id index, the thread and
+/// CPU maps and the targets' tasks end the file, after FINISHED_INIT, in
+/// perf's order (a workload and a -p target). Unlike perf, prec writes no
+/// FINISHED_ROUND then: a reader that processed earlier rounds would have
+/// resolved their kernel samples without the kernel's map, which comes
+/// last (perf's own files lose some that way).
+#[test]
+fn tail_synthesize_like_perf() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let (mine, theirs) = (dir.join("prec.data"), dir.join("perf.data"));
+    prec_record(&mine, &["--tail-synthesize", "-F", "20000"]);
+    perf_record(&theirs, &["--tail-synthesize", "-F", "20000"]);
+    let (records, rounds) = untimed_records(&mine);
+    assert_eq!(records, untimed_records(&theirs).0);
+    assert_eq!(
+        records.first().map(String::as_str),
+        Some("PERF_RECORD_COMM perf-exec")
+    );
+    assert!(
+        records.contains(&"PERF_RECORD_COMM hot3".to_string()),
+        "{records:?}"
+    );
+    assert_eq!(rounds, 0);
+    assert_perf_reads_clean(&mine, "--tail-synthesize");
+    let dsos = stdout_of(
+        perf()
+            .args(["report", "--stdio", "--sort", "dso", "-i"])
+            .arg(&mine),
+    );
+    assert!(
+        dsos.contains("[kernel.kallsyms]"),
+        "no kernel samples:\n{dsos}"
+    );
+    assert!(!dsos.contains("[unknown]"), "{dsos}");
+    for sort in ["comm,dso,sym", "pid"] {
+        let args = ["report", "--stdio", "--sort", sort, "-i"];
+        let text = |c: &mut std::process::Command| -> String {
+            let t = stdout_of(c.args(args).arg(&mine));
+            t.lines()
+                .filter(|l| !l.contains("Tip:"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        assert_eq!(text(&mut prec()), text(&mut perf()), "--sort {sort}");
+    }
+
+    // A running process (-p): its task comes last, from /proc.
+    let mut target = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .expect("spawn sleep");
+    let pid = target.id().to_string();
+    let at_pid = ["--tail-synthesize", "-p", &pid, "--", "sleep", "0.3"];
+    run(prec().args(["record", "-q", "-o"]).arg(&mine).args(at_pid));
+    run(perf()
+        .args(["record", "-q", "-o"])
+        .arg(&theirs)
+        .args(at_pid));
+    let _ = target.kill();
+    let _ = target.wait();
+    let (records, _) = untimed_records(&mine);
+    assert_eq!(records, untimed_records(&theirs).0);
+    let sleep_maps = records.iter().filter(|r| r.ends_with("/sleep")).count();
+    assert!(
+        records
+            .last()
+            .is_some_and(|r| r.starts_with("PERF_RECORD_MMAP2"))
+            && sleep_maps > 0,
+        "{records:?}"
+    );
+
+    // A pipe's readers need the attrs first: refused, where perf writes a
+    // stream its own report cannot read.
+    let o = run_fail(prec().args(["record", "--tail-synthesize", "-o", "-", "--", "true"]));
+    assert!(
+        stderr(&o).contains("--tail-synthesize needs a file output"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// `-r PRIORITY`: the recorder runs under SCHED_FIFO, the command it
+/// starts keeps the usual policy (perf forks it first); without the right
+/// to (an ordinary user) it fails before writing a file, where perf
+/// leaves a header-only file behind.
+#[test]
+fn realtime_priority_like_perf() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    // The policy of a running recorder (its pid: that of the command's
+    // parent), and that of the command, as `chrt -p` prints them.
+    let policies = |bin: &Path, file: &Path| -> (String, String) {
+        let mut c = std::process::Command::new(bin);
+        c.args(["record", "-q", "-r", "2", "-o"]).arg(file).args([
+            "--",
+            "sh",
+            "-c",
+            "chrt -p $$ | sed 's/.*: //'; chrt -p $PPID | sed 's/.*: //'",
+        ]);
+        let out = String::from_utf8_lossy(&run(&mut c).stdout).into_owned();
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 4, "{out}");
+        (lines[..2].join(" "), lines[2..].join(" "))
+    };
+    let (command, recorder) = policies(&prec_bin(), &dir.join("prec.data"));
+    assert_eq!(
+        (command.as_str(), recorder.as_str()),
+        ("SCHED_OTHER 0", "SCHED_FIFO 2")
+    );
+    assert_eq!(
+        policies(&perf_path(), &dir.join("perf.data")),
+        (command, recorder)
+    );
+    assert_perf_reads_clean(&dir.join("prec.data"), "-r 2");
+
+    let root = std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0);
+    let Some(runuser) = ["/usr/sbin/runuser", "/sbin/runuser", "/usr/bin/runuser"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .filter(|_| root)
+    else {
+        eprintln!("SKIPPED (ordinary user): needs root and runuser");
+        return;
+    };
+    let shared = std::env::temp_dir().join(format!("prec-realtime-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&shared);
+    std::fs::create_dir(&shared).expect("mkdir");
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    let file = shared.join("nobody.data");
+    let o = run_fail(
+        std::process::Command::new(runuser)
+            .args(["-u", "nobody", "--"])
+            .arg(prec_bin())
+            .args(["record", "-r", "1", "-o"])
+            .arg(&file)
+            .args(["--", "true"]),
+    );
+    assert!(
+        stderr(&o).contains("Could not set realtime priority 1"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!file.exists());
+    let _ = std::fs::remove_dir_all(&shared);
+}

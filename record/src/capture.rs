@@ -136,6 +136,13 @@ pub struct RecordModes {
     pub switch_output: Option<SwitchOutput>,
     /// `--switch-max-files`: keep only this many switched files (0: all).
     pub switch_max_files: usize,
+    /// `-r`: run prec (not the workload, which is started before) under
+    /// `SCHED_FIFO` at this priority.
+    pub realtime: Option<i32>,
+    /// `--tail-synthesize`: the records made up from /proc (the id index,
+    /// the kernel's maps, the thread and CPU maps, the targets' tasks) end
+    /// each file instead of starting it, after its FINISHED_INIT.
+    pub tail_synthesize: bool,
     /// `--max-size`: stop after this many bytes of data.
     pub max_size: Option<u64>,
     /// `-D`: enable the events this many ms after the start (a dummy event
@@ -643,6 +650,8 @@ struct Tracker {
     hit: BTreeSet<usize>,
     kernel_hit: bool,
     lost: LostCounter,
+    /// Each thread's latest COMM, by tid.
+    comms: HashMap<u32, String>,
 }
 
 fn rd_u32(b: &[u8], off: usize) -> Option<u32> {
@@ -668,6 +677,11 @@ impl Tracker {
         self.last_time = 0;
         self.hit.clear();
         self.kernel_hit = false;
+    }
+
+    /// Thread `tid`'s latest COMM in the records so far.
+    fn comm(&self, tid: i32) -> Option<&str> {
+        self.comms.get(&(tid as u32)).map(String::as_str)
     }
 
     fn add_map(&mut self, pid: u32, start: u64, len: u64, name: String) {
@@ -745,10 +759,15 @@ impl Tracker {
                         }
                     }
                 }
-                synth::PERF_RECORD_COMM if rec.misc & (1 << 13) != 0 => {
+                synth::PERF_RECORD_COMM => {
+                    if let (Some(tid), Some(comm)) = (rd_u32(b, 12), rd_str(b, 16)) {
+                        self.comms.insert(tid, comm);
+                    }
                     // exec: the old address space is gone.
-                    if let Some(pid) = rd_u32(b, 8) {
-                        self.maps.remove(&pid);
+                    if rec.misc & (1 << 13) != 0 {
+                        if let Some(pid) = rd_u32(b, 8) {
+                            self.maps.remove(&pid);
+                        }
                     }
                 }
                 _ => {}
@@ -888,6 +907,16 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
             Some(launch::Launched::spawn(&cfg.command).map_err(|e| RecordError(e.to_string()))?);
     } else if cfg.pids.is_empty() && cfg.tids.is_empty() && !cfg.system_wide {
         return err("no command given (use -- CMD, -p PID, -t TID or -a)");
+    }
+    // As perf: after the workload's fork (it keeps the usual policy),
+    // before any file is written.
+    if let Some(priority) = cfg.modes.realtime {
+        sys::set_fifo_priority(priority).map_err(|e| {
+            RecordError(format!(
+                "Could not set realtime priority {priority}: {e} (SCHED_FIFO needs root or \
+                 CAP_SYS_NICE, and a priority from 1 to 99)"
+            ))
+        })?;
     }
     // (pid of each open, tgid for synthesis)
     let mut threads: Vec<i32> = Vec::new();
@@ -1235,8 +1264,11 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
             }
         }
     };
+    let tail = cfg.modes.tail_synthesize;
     let mut pro = Vec::with_capacity(4096);
-    start_file(&mut pro);
+    if !tail {
+        start_file(&mut pro);
+    }
     let synth_proc = |pro: &mut Vec<u8>, pid: i32, only_tid: Option<i32>, fork: bool| {
         if cfg.modes.no_synth_tasks {
             return;
@@ -1275,8 +1307,10 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
             (t, comm)
         })
         .collect();
-    synth::thread_map(&mut pro, &thread_names);
-    synth::cpu_map(&mut pro, &cpus);
+    if !tail {
+        synth::thread_map(&mut pro, &thread_names);
+        synth::cpu_map(&mut pro, &cpus);
+    }
     // perf names its workload child `perf-exec` until the exec, whatever
     // --synth says (system-wide too).
     if let Some(c) = child.as_ref() {
@@ -1304,11 +1338,46 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
             }
         }
     };
-    synth_targets(&mut pro, None);
-    synth::bare(&mut pro, synth::PERF_RECORD_FINISHED_INIT);
+    if !tail {
+        synth_targets(&mut pro, None);
+        synth::bare(&mut pro, synth::PERF_RECORD_FINISHED_INIT);
+    }
     tracker.scan(&pro);
     sink.write(&pro)?;
     sink.flush()?;
+    // --tail-synthesize: what a file did not start with ends it, in perf's
+    // order (FINISHED_INIT, the workload's task, then record__synthesize's
+    // records). A workload reaped by then has no task left to make up: its
+    // exec COMM and maps are in the data.
+    // The workload as perf's record__synthesize_workload makes it up: its
+    // main thread's COMM (once reaped, the last one it had: perf reads a
+    // zombie's) and maps.
+    let synth_workload = |pro: &mut Vec<u8>, pid: i32, last_comm: Option<&str>| {
+        let comm = proc_synth::thread_comm(pid, pid).ok();
+        if let Some(c) = comm.as_deref().or(last_comm) {
+            syn.comm(pro, pid, pid, c, false);
+        }
+        if !cfg.modes.no_synth_mmaps {
+            for m in proc_synth::exec_maps(pid).unwrap_or_default() {
+                syn.mmap2(pro, pid, pid, &m);
+            }
+        }
+    };
+    let tail_records = |workload: Option<(i32, Option<&str>)>, at_exit: bool| {
+        let mut pro = Vec::with_capacity(4096);
+        synth::bare(&mut pro, synth::PERF_RECORD_FINISHED_INIT);
+        if let (Some((pid, comm)), true) = (workload, at_exit) {
+            synth_workload(&mut pro, pid, comm);
+        }
+        start_file(&mut pro);
+        synth::thread_map(&mut pro, &thread_names);
+        synth::cpu_map(&mut pro, &cpus);
+        synth_targets(&mut pro, None);
+        if let (Some((pid, comm)), false) = (workload, at_exit) {
+            synth_workload(&mut pro, pid, comm);
+        }
+        pro
+    };
 
     // Enable and start.
     launch::install_signal_forwarding()?;
@@ -1369,7 +1438,13 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
             sink.write(&zbuf)?;
             buf.clear();
         }
-        synth::bare(buf, synth::PERF_RECORD_FINISHED_ROUND);
+        // The records made up at a file's end (--tail-synthesize) have no
+        // time: a reader that flushed earlier rounds would have resolved
+        // their samples without them (perf's own such files lose kernel
+        // samples that way). Without rounds readers sort the whole file.
+        if !tail {
+            synth::bare(buf, synth::PERF_RECORD_FINISHED_ROUND);
+        }
         sink.write(buf)?;
         Ok(true)
     };
@@ -1408,6 +1483,14 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
                 // perf's record__switch_output: the file so far is finished
                 // and renamed NAME.TIMESTAMP, a new one starts at NAME with
                 // the kernel's maps and the targets' tasks made up again.
+                // A command beside -p/-t only times the recording.
+                let workload = running.as_ref().filter(|_| launching).map(|r| r.pid());
+                if tail {
+                    let comm = workload.and_then(|pid| tracker.comm(pid));
+                    let pro = tail_records(workload.map(|pid| (pid, comm)), false);
+                    tracker.scan(&pro);
+                    sink.write(&pro)?;
+                }
                 let dumped = stamped_name(path)?;
                 std::fs::rename(path, &dumped).map_err(|e| {
                     RecordError(format!(
@@ -1434,16 +1517,16 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
                     let _ = std::fs::remove_file(dumps.remove(0));
                 }
                 tracker.new_file();
-                let mut pro = Vec::with_capacity(4096);
-                start_file(&mut pro);
-                synth::thread_map(&mut pro, &thread_names);
-                synth::cpu_map(&mut pro, &cpus);
-                // A command beside -p/-t only times the recording.
-                let workload = running.as_ref().filter(|_| launching).map(|r| r.pid());
-                synth_targets(&mut pro, workload);
-                synth::bare(&mut pro, synth::PERF_RECORD_FINISHED_INIT);
-                tracker.scan(&pro);
-                sink.write(&pro)?;
+                if !tail {
+                    let mut pro = Vec::with_capacity(4096);
+                    start_file(&mut pro);
+                    synth::thread_map(&mut pro, &thread_names);
+                    synth::cpu_map(&mut pro, &cpus);
+                    synth_targets(&mut pro, workload);
+                    synth::bare(&mut pro, synth::PERF_RECORD_FINISHED_INIT);
+                    tracker.scan(&pro);
+                    sink.write(&pro)?;
+                }
                 last_switch = Instant::now();
             }
             if let Some(max) = cfg.modes.max_size {
@@ -1515,6 +1598,13 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     }
     if drain(&mut rings, &mut sink, &mut tracker, &mut buf)? {
         wakeups += 1;
+    }
+    if tail {
+        let workload = running.as_ref().filter(|_| launching).map(|r| r.pid());
+        let comm = workload.and_then(|pid| tracker.comm(pid));
+        let pro = tail_records(workload.map(|pid| (pid, comm)), true);
+        tracker.scan(&pro);
+        sink.write(&pro)?;
     }
     let overruns: u64 = rings.iter().map(|(r, _)| r.overruns()).sum();
     if overruns > 0 {

@@ -206,6 +206,18 @@ fn ioctl_arg(fd: BorrowedFd<'_>, req: u64, arg: libc::c_ulong) -> io::Result<()>
     cvt(ret as libc::c_long).map(|_| ())
 }
 
+/// Runs the calling process under `SCHED_FIFO` at `priority` (perf's
+/// `--realtime`).
+pub fn set_fifo_priority(priority: i32) -> io::Result<()> {
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
+    // SAFETY: `param` is a valid sched_param for the duration of the call;
+    // pid 0 is the calling process.
+    let ret = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
+    cvt(ret as libc::c_long).map(|_| ())
+}
+
 /// `PERF_EVENT_IOC_ENABLE`.
 pub fn ioc_enable(fd: BorrowedFd<'_>) -> io::Result<()> {
     ioctl_arg(fd, ioc::ENABLE, 0)

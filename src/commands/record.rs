@@ -377,6 +377,8 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
             .map(parse_switch_output)
             .transpose()?,
         switch_max_files: args.switch_max_files.unwrap_or(0),
+        tail_synthesize: args.tail_synthesize,
+        realtime: args.realtime.filter(|&p| p != 0),
         max_size: args.max_size.as_deref().map(parse_size).transpose()?,
         delay_ms: args.delay.filter(|&d| d > 0),
         inherit_stat: args.stat,
@@ -523,6 +525,11 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         if cfg.modes.compression_level.is_some() {
             bail!("--switch-output cannot be combined with -z in prec");
         }
+    }
+    // perf writes the pipe's attrs with the tail too, after the samples
+    // that need them: its own report cannot read that stream.
+    if cfg.modes.tail_synthesize && matches!(cfg.output, Output::Stdout) {
+        bail!("--tail-synthesize needs a file output (-o FILE): a pipe's readers need the events' attributes first");
     }
     if args.dry_run {
         return Ok(ExitCode::SUCCESS);
