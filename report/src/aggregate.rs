@@ -1346,6 +1346,23 @@ pub(crate) fn add_build_ids(
         .collect()
 }
 
+/// Reading a large binary's symbols takes long: has `symbolizer` read
+/// those of the user binaries `machine` knows so far (perf's BUILD_ID
+/// table lists those it saw samples in) on another thread.
+pub(crate) fn prefetch_sampled_binaries(machine: &Machine, symbolizer: &mut Symbolizer) {
+    let sampled: Vec<(String, Option<Vec<u8>>)> = (0..machine.dsos.len() as u32)
+        .map(|i| machine.dsos.get(DsoId(i)))
+        .filter(|d| d.kind == DsoKind::User)
+        .map(|d| {
+            (
+                d.long_name.clone(),
+                d.build_id.as_deref().map(<[u8]>::to_vec),
+            )
+        })
+        .collect();
+    symbolizer.prefetch_binaries(&sampled);
+}
+
 /// Reads the file and aggregates its samples.
 pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
     let data = build_naming(file, options.clone(), &[]);
@@ -1532,19 +1549,7 @@ fn build_naming(
     let cg_on = cgp.enabled || cgp.children;
     let want_parent = want(SortKey::Parent) && has_callchain;
     if need_sym || cg_on || want_parent || options.branch_mode {
-        // Reading a large binary's symbols takes long: read the sampled
-        // ones (perf's BUILD_ID table lists them) on the other core.
-        let sampled: Vec<(String, Option<Vec<u8>>)> = (0..machine.dsos.len() as u32)
-            .map(|i| machine.dsos.get(DsoId(i)))
-            .filter(|d| d.kind == DsoKind::User)
-            .map(|d| {
-                (
-                    d.long_name.clone(),
-                    d.build_id.as_deref().map(<[u8]>::to_vec),
-                )
-            })
-            .collect();
-        resolver.symbolizer.prefetch_binaries(&sampled);
+        prefetch_sampled_binaries(&machine, &mut resolver.symbolizer);
     }
     // perf checks this for file-mode data only (a pipe-mode file given
     // with -i too).

@@ -755,15 +755,14 @@ impl<'f> Session<'f> {
             }
         }
         let unwinder = opts.unwinder.as_ref().map(|f| f());
+        let mut resolver = Resolver::new(Symbolizer::new(sym_opts));
+        resolver.full_source_path = full_source_path;
+        crate::aggregate::prefetch_sampled_binaries(&machine, &mut resolver.symbolizer);
         Ok(Session {
             file,
             opts,
             machine,
-            resolver: {
-                let mut r = Resolver::new(Symbolizer::new(sym_opts));
-                r.full_source_path = full_source_path;
-                r
-            },
+            resolver,
             strings: Strings::default(),
             cc: Callchains::new(),
             chain_buf: Vec::new(),
