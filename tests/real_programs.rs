@@ -846,6 +846,23 @@ fn tracepoints_trace_output() {
     if let Err(e) = perf_reads_clean(&files[0], &files[1]) {
         failures.push(e);
     }
+    // A field added with `+` that a tracepoint's fields cannot show (they
+    // have no ip, nor sym): an error in both, nothing printed.
+    for added in ["+srcline", "+symoff"] {
+        for file in &files {
+            let args = ["-F", added];
+            let (_, perf_ok) = script_stdout(perf(), file, Input::File, &args);
+            let (text, prec_ok) = script_stdout(prec(), file, Input::File, &args);
+            if perf_ok || prec_ok || !text.is_empty() {
+                failures.push(format!(
+                    "{} -F {added}: perf succeeded: {perf_ok}, prec succeeded: {prec_ok}, \
+                     prec printed {} bytes",
+                    file.display(),
+                    text.len()
+                ));
+            }
+        }
+    }
     let ls = which("ls").unwrap_or_else(|| "/bin/ls".into());
     let syscalls = ["-e", "raw_syscalls:sys_enter,sched:sched_process_exec"];
     let own = record_both(&dir, "syscalls", &syscalls, &[&ls, "/"]);

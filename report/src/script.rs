@@ -678,31 +678,32 @@ impl<'f> Session<'f> {
             }
             // perf's evsel__check_attr: symbols and DSOs need addresses
             // in the samples, not in the fields (`-F comm,sym` prints no
-            // symbol, and no error).
+            // symbol, and no error). A field added with `+` is checked too
+            // (`-F +srcline` on tracepoints, whose fields have no ip).
             let addresses = stype & (st::IP | st::ADDR) != 0;
-            if user {
-                if f.has(OutField::Sym) && !addresses {
-                    return Err(ScriptError(
-                        "Display of symbols requested but neither sample IP nor sample address\navailable. Hence, no addresses to convert to symbols."
-                            .into(),
-                    ));
-                }
-                if f.has(OutField::SymOff) && !f.has(OutField::Sym) {
-                    return Err(ScriptError(
-                        "Display of offsets requested but symbol is not selected.".into(),
-                    ));
-                }
-                if f.has(OutField::Dso) && !addresses {
-                    return Err(ScriptError(
-                        "Display of DSO requested but no address to convert.".into(),
-                    ));
-                }
-                if f.has(OutField::Srcline) && !f.has(OutField::Ip) {
-                    return Err(ScriptError(
-                        "Display of source line number requested but sample IP is not\nselected. Hence, no address to lookup the source line number."
-                            .into(),
-                    ));
-                }
+            let added = cfg.user_fields.get(&t).copied().unwrap_or(Fields(0));
+            let asked = |field: OutField| user || added.has(field);
+            if f.has(OutField::Sym) && !addresses && asked(OutField::Sym) {
+                return Err(ScriptError(
+                    "Display of symbols requested but neither sample IP nor sample address\navailable. Hence, no addresses to convert to symbols."
+                        .into(),
+                ));
+            }
+            if f.has(OutField::SymOff) && !f.has(OutField::Sym) && asked(OutField::SymOff) {
+                return Err(ScriptError(
+                    "Display of offsets requested but symbol is not selected.".into(),
+                ));
+            }
+            if f.has(OutField::Dso) && !addresses && asked(OutField::Dso) {
+                return Err(ScriptError(
+                    "Display of DSO requested but no address to convert.".into(),
+                ));
+            }
+            if f.has(OutField::Srcline) && !f.has(OutField::Ip) && asked(OutField::Srcline) {
+                return Err(ScriptError(
+                    "Display of source line number requested but sample IP is not\nselected. Hence, no address to lookup the source line number."
+                        .into(),
+                ));
             }
             cfg.fields.insert(t, f);
         }
