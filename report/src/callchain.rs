@@ -218,7 +218,7 @@ impl FrameToken {
     }
 }
 
-/// Slots of [`Callchains::frames`] (and of [`FrameToken::slot`]).
+/// Slots of the frame cache of [`Callchains`] (and of [`FrameToken::slot`]).
 pub const FRAME_SLOTS: usize = 1 << 11;
 
 /// ([`Callchains::set_epoch`]'s epoch, the machine's kernel epoch, pid,
