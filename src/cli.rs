@@ -108,11 +108,11 @@ pub struct ScriptArgs {
     /// Show the whole path of source files (`srcline`).
     #[arg(long = "full-source-path")]
     pub full_source_path: bool,
-    /// Inline functions in call chains (accepted for perf compatibility:
-    /// perf 6.1's script output is the same with it).
+    /// Show the inline functions of DWARF-unwound call-chain entries (the
+    /// default, as in perf 6.1).
     #[arg(long = "inline", overrides_with = "no_inline")]
     pub inline: bool,
-    /// No inline functions (see --inline).
+    /// Do not expand DWARF-unwound entries into their inline functions.
     #[arg(long = "no-inline", overrides_with = "inline")]
     pub no_inline: bool,
     /// With --header/--header-only: show all header information.

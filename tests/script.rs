@@ -86,6 +86,8 @@ fn fixture_filters_match_perf_script() {
     let mut failures = Vec::new();
     let threads = own_fixture("threads.data");
     let sw = own_fixture("system-wide.data");
+    let tar_dwarf = own_fixture("tar-bzip2-dwarf.data");
+    let nofp_dwarf = own_fixture("callgraph-nofp-dwarf.data");
     for (file, args) in [
         (&threads, &["--comms", "worker-a,worker-b"][..]),
         (&sw, &["--cpu", "1"][..]),
@@ -100,6 +102,15 @@ fn fixture_filters_match_perf_script() {
             &own_fixture("rust_hot.data"),
             &["-F", "+srcline", "--full-source-path", "--inline"][..],
         ),
+        // DWARF-unwound chains: an inline-expanded entry prints its own
+        // line (the outer function's is where the inner one was inlined),
+        // and one with a symbol but no line prints `??:0`; --no-inline
+        // expands nothing.
+        (&tar_dwarf, &["-F", "+srcline"][..]),
+        (&tar_dwarf, &["--no-inline"][..]),
+        (&tar_dwarf, &["--no-inline", "-F", "+srcline"][..]),
+        (&nofp_dwarf, &["-F", "+srcline"][..]),
+        (&nofp_dwarf, &["--no-inline"][..]),
     ] {
         if let Err(e) = compare_script(file, Input::File, args) {
             failures.push(e);

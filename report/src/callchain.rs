@@ -474,7 +474,13 @@ impl Callchains {
                         // names the outer function from the symbol table.
                         let fallback = if depth == outermost { &base_name } else { "??" };
                         let name = f.function.as_deref().unwrap_or(fallback);
-                        let srcline = f.location.as_ref().map(|l| strings.intern(&l.srcline()));
+                        let srcline = f.location.as_ref().map(|l| {
+                            if resolver.full_source_path {
+                                strings.intern(&format!("{}:{}", l.file, l.line))
+                            } else {
+                                strings.intern(&l.srcline())
+                            }
+                        });
                         let (sym, inlined) = if name == base_name {
                             (base, false)
                         } else {

@@ -274,6 +274,9 @@ pub struct ScriptOptions {
     pub ns: bool,
     /// `--full-source-path`: srclines with the whole file path.
     pub full_source_path: bool,
+    /// `--no-inline`: DWARF-unwound frames are not expanded into their
+    /// inline frames (perf's `symbol_conf.inline_name` off).
+    pub no_inline: bool,
     pub comms: Option<Vec<String>>,
     pub pids: Option<Vec<i32>>,
     pub tids: Option<Vec<i32>>,
@@ -830,26 +833,37 @@ impl<'f> Session<'f> {
             (self.rc(s.name), s.start, s.end)
         });
         let dso = cf.map.map(|m| self.dso_name(m.dso));
-        let mut srcline = None;
-        if src {
+        let mut found = None;
+        if let (true, Some(l)) = (src, cf.srcline) {
+            // An inline-expanded frame's own line: where the next inner
+            // function was inlined (perf's ilist->srcline), not the
+            // address's innermost line.
+            found = Some(l);
+        } else if src {
             if let Some(m) = &cf.map {
-                let (l, _) = self.resolver.srcline(
-                    &self.machine,
-                    &mut self.strings,
-                    m,
-                    cf.ip,
-                    cf.addr,
-                    // map__fprintf_srcline passes no symbol: without line
-                    // info perf shows `dso[addr]`, not `sym+off`.
-                    None,
-                );
-                if let Some(l) = l {
-                    if !self.strings.get(l).starts_with("??:0") {
-                        srcline = Some(self.rc(l));
-                    }
-                }
+                found = self
+                    .resolver
+                    .srcline(
+                        &self.machine,
+                        &mut self.strings,
+                        m,
+                        cf.ip,
+                        cf.addr,
+                        // map__fprintf_srcline passes no symbol: without line
+                        // info perf shows `dso[addr]`, not `sym+off`.
+                        None,
+                    )
+                    .0;
             }
         }
+        // A DWARF-unwound entry with a symbol goes through perf's
+        // append_inlines, whose entries carry their own srcline, `??:0`
+        // too; for the others map__fprintf_srcline leaves an unknown line
+        // out.
+        let own_line = cf.unwound && cf.sym.is_some() && !self.opts.no_inline;
+        let srcline = found
+            .filter(|&l| own_line || !self.strings.get(l).starts_with("??:0"))
+            .map(|l| self.rc(l));
         Frame {
             ip: cf.ip,
             addr: cf.addr,
@@ -1136,7 +1150,7 @@ impl<'f> Session<'f> {
                                     let params = ChainParams {
                                         order: Order::Callee,
                                         max_stack,
-                                        inline: true,
+                                        inline: !self.opts.no_inline,
                                     };
                                     more.clear();
                                     self.cc.resolve(

@@ -80,6 +80,7 @@ fn options(args: &ScriptArgs) -> Result<ScriptOptions> {
     o.max_stack = args.max_stack;
     o.ns = args.ns;
     o.full_source_path = args.full_source_path;
+    o.no_inline = args.no_inline;
     o.comms = args.comms.as_deref().map(names);
     if let Some(p) = &args.pids {
         o.pids = Some(list(p, "pid")?);
