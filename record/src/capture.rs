@@ -1345,10 +1345,6 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     tracker.scan(&pro);
     sink.write(&pro)?;
     sink.flush()?;
-    // --tail-synthesize: what a file did not start with ends it, in perf's
-    // order (FINISHED_INIT, the workload's task, then record__synthesize's
-    // records). A workload reaped by then has no task left to make up: its
-    // exec COMM and maps are in the data.
     // The workload as perf's record__synthesize_workload makes it up: its
     // main thread's COMM (once reaped, the last one it had: perf reads a
     // zombie's) and maps.
@@ -1363,20 +1359,28 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
             }
         }
     };
-    let tail_records = |workload: Option<(i32, Option<&str>)>, at_exit: bool| {
+    // --tail-synthesize: what a file did not start with ends it, in perf's
+    // order: FINISHED_INIT, at exit the workload's task, record__synthesize's
+    // records, at a switch the workload's task.
+    // The workload, whose task a file gets made up after the start (a
+    // command beside -p/-t only times the recording).
+    let workload = child.as_ref().map(|c| c.pid()).filter(|_| launching);
+    let write_tail = |sink: &mut Sink, tracker: &mut Tracker, at_exit: bool| {
+        let comm = workload.and_then(|pid| tracker.comm(pid));
         let mut pro = Vec::with_capacity(4096);
         synth::bare(&mut pro, synth::PERF_RECORD_FINISHED_INIT);
-        if let (Some((pid, comm)), true) = (workload, at_exit) {
+        if let (Some(pid), true) = (workload, at_exit) {
             synth_workload(&mut pro, pid, comm);
         }
         start_file(&mut pro);
         synth::thread_map(&mut pro, &thread_names);
         synth::cpu_map(&mut pro, &cpus);
         synth_targets(&mut pro, None);
-        if let (Some((pid, comm)), false) = (workload, at_exit) {
+        if let (Some(pid), false) = (workload, at_exit) {
             synth_workload(&mut pro, pid, comm);
         }
-        pro
+        tracker.scan(&pro);
+        sink.write(&pro)
     };
 
     // Enable and start.
@@ -1483,13 +1487,8 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
                 // perf's record__switch_output: the file so far is finished
                 // and renamed NAME.TIMESTAMP, a new one starts at NAME with
                 // the kernel's maps and the targets' tasks made up again.
-                // A command beside -p/-t only times the recording.
-                let workload = running.as_ref().filter(|_| launching).map(|r| r.pid());
                 if tail {
-                    let comm = workload.and_then(|pid| tracker.comm(pid));
-                    let pro = tail_records(workload.map(|pid| (pid, comm)), false);
-                    tracker.scan(&pro);
-                    sink.write(&pro)?;
+                    write_tail(&mut sink, &mut tracker, false)?;
                 }
                 let dumped = stamped_name(path)?;
                 std::fs::rename(path, &dumped).map_err(|e| {
@@ -1600,11 +1599,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
         wakeups += 1;
     }
     if tail {
-        let workload = running.as_ref().filter(|_| launching).map(|r| r.pid());
-        let comm = workload.and_then(|pid| tracker.comm(pid));
-        let pro = tail_records(workload.map(|pid| (pid, comm)), true);
-        tracker.scan(&pro);
-        sink.write(&pro)?;
+        write_tail(&mut sink, &mut tracker, true)?;
     }
     let overruns: u64 = rings.iter().map(|(r, _)| r.overruns()).sum();
     if overruns > 0 {
