@@ -760,9 +760,22 @@ impl DwarfUnwinder {
                         other.filter(|(o, _)| *o == r).map(|(_, v)| v)
                     }
                 };
-                let Some((ra, sp, bp)) = cfi_step(&module.info, lookup, &known, &mut read_stack)
+                // A read past the stack copy ends the chain as truncated
+                // (perf's closing -1 frame), like framehop's
+                // CouldNotReadStack below.
+                let mut read_failed = false;
+                let mut read_tracked = |a: u64| {
+                    let r = read_stack(a);
+                    read_failed |= r.is_err();
+                    r
+                };
+                let Some((ra, sp, bp)) = cfi_step(&module.info, lookup, &known, &mut read_tracked)
                 else {
-                    break StopReason::Error;
+                    break if read_failed {
+                        StopReason::StackExhausted
+                    } else {
+                        StopReason::Error
+                    };
                 };
                 stepped.push((module.info.clone(), lookup, sp));
                 uregs.set_sp(sp);
