@@ -1616,6 +1616,17 @@ fn build_naming(
     let mut replay_key: Vec<u64> = Vec::new();
     let mut replay_frames: Vec<u32> = Vec::new();
     let replay_cpu = want(SortKey::Cpu) || want(SortKey::Socket);
+    // The tail table (see crate::replay) forgets the sample's exact ip and
+    // first chain entry: only where nothing reads more of them than their
+    // map, symbol and level.
+    let tail_on = replay_on
+        && cg_on
+        && cgp.key == crate::callgraph::Key::Function
+        && !need_src
+        && !want(SortKey::SymOff)
+        && !want_parent
+        && !options.hide_unresolved
+        && ignore_callees_re.is_none();
 
     let mut records = file.ordered_records();
     let mut released = 0u64;
@@ -1807,6 +1818,46 @@ fn build_naming(
                         }
                     } else {
                         quality.no_map += 1;
+                    }
+                    let mut tail_pending = None;
+                    // Only samples the raw table may replay (not those
+                    // unwound from their stack copies).
+                    if tail_on && raw_pending.is_some() && (sym.is_some() || !need_sym) {
+                        let found = find_tail(
+                            &mut replay,
+                            &mut callchains,
+                            (&mut machine, &mut resolver, &mut strings),
+                            &s,
+                            (loc.map, loc.level, sym),
+                            [
+                                ai as u64 | (r.cpumode() as u64) << 32,
+                                (pid as u32 as u64) << 32 | tid as u32 as u64,
+                                if replay_cpu { cpu as u64 } else { 0 },
+                            ],
+                            (&hists, &cg_frames),
+                        );
+                        match found {
+                            Some(Ok(i)) => {
+                                if replay.repeat(i, period) {
+                                    callchain_period[ai] += period;
+                                }
+                                if tree_graphs {
+                                    graph_log.push(GraphLog::Replayed(i, period, loc.thread));
+                                }
+                                hists[ai].nr_samples += 1;
+                                hists[ai].total_period += period;
+                                if let Some(pending) = raw_pending {
+                                    let outcome = RawOutcome {
+                                        no_map: false,
+                                        resolved: Some(i),
+                                    };
+                                    replay.remember_raw(pending, outcome);
+                                }
+                                continue;
+                            }
+                            Some(Err(pending)) => tail_pending = Some(pending),
+                            None => {}
+                        }
                     }
                     if options.hide_unresolved && sym.is_none() {
                         if let Some(pending) = raw_pending {
@@ -2232,6 +2283,9 @@ fn build_naming(
                                 };
                                 replay.remember_raw(pending, outcome);
                             }
+                            if let Some(pending) = tail_pending {
+                                replay.remember_tail(pending, i, &replay_ips);
+                            }
                             continue;
                         }
                         Err(pending) => {
@@ -2537,6 +2591,9 @@ fn build_naming(
                             resolved: Some(i),
                         };
                         replay.remember_raw(pending, outcome);
+                    }
+                    if let (Some(pending), Some(i)) = (tail_pending, resolved) {
+                        replay.remember_tail(pending, i, &replay_ips);
                     }
                 }
             }
@@ -3003,6 +3060,63 @@ fn append_memoized(
         memo.walked(at, entry, known, tree);
     }
     a
+}
+
+/// Looks a sample up in the replay's tail table (see
+/// [`SampleReplay::find_tail`]): `own` is what its ip resolved to (map,
+/// level, symbol), `context` its raw words other than addresses. `None`
+/// when its ip has no map, or its chain does not start with a marker and
+/// an address whose frame has a map and a symbol: those are not looked
+/// up.
+fn find_tail<'a>(
+    replay: &mut SampleReplay<'a>,
+    callchains: &mut Callchains,
+    (machine, resolver, strings): (&mut Machine, &mut Resolver, &mut Strings),
+    s: &prec_format::Sample<'a>,
+    own: (Option<Map>, u8, Option<SymId>),
+    context: [u64; 3],
+    (hists, cg_frames): (&[Hists], &Frames),
+) -> Option<Result<u32, crate::replay::TailPending<'a>>> {
+    let (Some(own_map), own_level, own_sym) = own else {
+        return None;
+    };
+    let chain = s.callchain.as_ref()?;
+    let (marker, first) = (chain.get(0)?, chain.get(1)?);
+    let mode = crate::callchain::marker_mode(marker)?;
+    if first >= prec_format::constants::callchain_context::MAX {
+        return None;
+    }
+    let pid = s.pid.map_or(-1, |p| p as i32);
+    let tid = s.tid.map_or(-1, |t| t as i32);
+    let epoch = replay.epoch(pid);
+    callchains.set_epoch(Some(epoch));
+    let frame = callchains.frame(machine, resolver, strings, pid, tid, mode, first);
+    let (Some(frame_map), Some(frame_sym)) = (frame.map, frame.sym) else {
+        return None;
+    };
+    let place = |m: Map, level: u8, sym: Option<SymId>| {
+        [
+            m.start,
+            m.dso.0 as u64 | (level as u64) << 32,
+            sym.map_or(0, |s| s.0 as u64 + 1),
+        ]
+    };
+    let [c0, c1, c2] = context;
+    let [o0, o1, o2] = place(own_map, own_level, own_sym);
+    let [f0, f1, f2] = place(frame_map, frame.level, Some(frame_sym));
+    let head = [c0, c1, c2, epoch, marker, o0, o1, o2, f0, f1, f2];
+    let rest = chain.as_bytes().get(16..)?;
+    Some(replay.find_tail(
+        &head,
+        first,
+        rest,
+        HistTrees {
+            hists,
+            key: crate::callgraph::Key::Function,
+            frames: cg_frames,
+            strings,
+        },
+    ))
 }
 
 fn apply_effects(h: &mut Hists, effects: &[Effect], count: u64, period: u64) {

@@ -521,7 +521,7 @@ struct Ctx<'a> {
 }
 
 /// The cpumode a marker sets, `None` for an invalid one.
-fn marker_mode(ip: u64) -> Option<u16> {
+pub(crate) fn marker_mode(ip: u64) -> Option<u16> {
     match ip {
         ctx::HV => Some(misc::HYPERVISOR),
         ctx::KERNEL => Some(misc::KERNEL),

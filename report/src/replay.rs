@@ -23,6 +23,16 @@
 //!   addresses between the same tree nodes' (an [`IpSpan`] per frame)
 //!   find the effects, valid while their [`Check`]s hold.
 //!
+//! * by the sample's raw bytes again, with its ip and first chain entry
+//!   replaced by what they resolved to (map, symbol, level): most samples
+//!   that miss the raw table differ from one seen before only in where
+//!   they were in the innermost function. A hit skips resolving the rest
+//!   of the chain. Only resolved samples none of whose checks compared
+//!   that first frame's address are found this way: their effects hold
+//!   for any address of the same symbol. The report uses this table only
+//!   where no output reads a sample's exact address (see
+//!   [`SampleReplay::find_tail`]).
+//!
 //! Entries and tree nodes are only ever created by a first resolution, in
 //! sample order, so the output (including perf's order of equal entries) is
 //! the same as resolving every sample.
@@ -192,9 +202,16 @@ pub(crate) struct SampleReplay<'a> {
     reordered: HashMap<(u32, u32), Vec<(u32, u32)>>,
     /// Distinct resolved frames (see [`Self::frame_id`]).
     frames: HashMap<[u64; 5], u32>,
-    /// Scratch for building raw and resolved keys: a sample that missed
-    /// the raw table holds one while it looks up the other.
+    /// By the sample's resolved first frame and raw rest (see
+    /// [`Self::find_tail`]): an index into `tail_outcomes`.
+    tails: Table<'a>,
+    /// Per tail key, its resolved sample and that sample's revision when
+    /// stored.
+    tail_outcomes: Vec<(u32, u32)>,
+    /// Scratch for building raw, tail and resolved keys: a sample that
+    /// missed the raw table holds one while it looks up the others.
     raw_key: Vec<u8>,
+    tail_key: Vec<u8>,
     resolved_key: Vec<u8>,
 }
 
@@ -277,6 +294,19 @@ pub(crate) struct Pending<'a> {
     /// A resolved key stored (at this slot of its table) whose sample's
     /// trees were reordered since.
     slot: Option<u32>,
+}
+
+/// A sample [`SampleReplay::find_tail`] did not find: its key, for
+/// [`SampleReplay::remember_tail`].
+pub(crate) struct TailPending<'a> {
+    hash: u64,
+    key: Vec<u8>,
+    tail: &'a [u8],
+    /// The address of the frame the key holds resolved.
+    first: u64,
+    /// The key is stored, but its resolved sample no longer holds: its
+    /// index in `tail_outcomes`.
+    existing: Option<u32>,
 }
 
 impl Pending<'_> {
@@ -488,6 +518,78 @@ impl<'a> SampleReplay<'a> {
             self.raw_revisions.push(revision);
         }
         self.raw_key = pending.key;
+    }
+
+    /// Looks a sample up by `head`, its raw words with its ip and first
+    /// chain entry (at address `first`) replaced by what they resolved to,
+    /// and `tail`, the rest of its raw callchain. What is found holds as a
+    /// raw table hit does, for the tail's exact addresses.
+    ///
+    /// The caller must put into `head` everything that the sample's
+    /// resolution reads from its ip and first chain entry: the table
+    /// forgets those addresses.
+    pub fn find_tail(
+        &mut self,
+        head: &[u64],
+        first: u64,
+        tail: &'a [u8],
+        trees: impl Trees,
+    ) -> Result<u32, TailPending<'a>> {
+        let mut key = std::mem::take(&mut self.tail_key);
+        key.clear();
+        for w in head {
+            key.extend_from_slice(&w.to_le_bytes());
+        }
+        let mut pending = TailPending {
+            hash: 0,
+            key,
+            tail,
+            first,
+            existing: None,
+        };
+        let i = match self.tails.find(&pending.key, tail) {
+            Ok(i) => i,
+            Err(hash) => {
+                pending.hash = hash;
+                return Err(pending);
+            }
+        };
+        let (r, revision) = self.tail_outcomes[i as usize];
+        let revised = self.resolved_outcomes[r as usize].revision != revision;
+        if revised || !self.current(r, &trees) || !self.checks_hold(r, &trees, &[], None) {
+            pending.existing = Some(i);
+            return Err(pending);
+        }
+        self.tail_key = pending.key;
+        Ok(r)
+    }
+
+    /// Remembers that the sample looked up with [`Self::find_tail`]
+    /// resolved to resolved sample `r`, whose frames are at `ips`; unless
+    /// a check of `r` compared the address of the frame the key holds
+    /// resolved (or one at the same address).
+    pub fn remember_tail(&mut self, pending: TailPending<'a>, r: u32, ips: &[u64]) {
+        if let Some(o) = self.resolved_outcomes.get(r as usize) {
+            let (start, end) = o.checks;
+            let pinned = self.checks[start as usize..end as usize].iter().any(|c| {
+                ips.get(c.frame as usize)
+                    .is_none_or(|&ip| ip == pending.first)
+            });
+            if !pinned {
+                let value = (r, o.revision);
+                if let Some(i) = pending.existing {
+                    self.tail_outcomes[i as usize] = value;
+                } else if self.tails.insert(
+                    pending.hash,
+                    &pending.key,
+                    pending.tail,
+                    self.tail_outcomes.len() as u32,
+                ) {
+                    self.tail_outcomes.push(value);
+                }
+            }
+        }
+        self.tail_key = pending.key;
     }
 
     /// A small id for a resolved frame's words: a resolved key holds 4
@@ -881,6 +983,76 @@ mod tests {
             r.find_resolved(&[1], &[5], &[], AS_RECORDED).is_ok(),
             "resolved keys have no epoch"
         );
+    }
+
+    #[test]
+    fn tails_are_found_unless_a_check_compared_the_first_frame() {
+        let mut r = SampleReplay::default();
+        let effect = Effect {
+            entry: 1,
+            own: true,
+            acc: false,
+            cpumode: 2,
+            node: 4,
+        };
+        let check_of = |frame: u32| Check {
+            entry: 1,
+            node: 0,
+            version: 3,
+            frame,
+            cursor: None,
+            child: 4,
+        };
+        // Frames at 0x10 (the first, held resolved in the head) and 0x20.
+        let ips = [0x10, 0x20];
+        let tail: &[u8] = &[0x20, 0, 0, 0, 0, 0, 0, 0];
+        let remember = |r: &mut SampleReplay<'_>, head: u64, checks: &[Check]| {
+            let pending = r
+                .find_tail(&[head], 0x10, tail, AS_RECORDED)
+                .map(|_| ())
+                .expect_err("new tail");
+            let resolved = r
+                .find_resolved(&[head], &[5, 6], &ips, AS_RECORDED)
+                .expect_err("new resolved");
+            let pins: Vec<_> = checks.iter().map(|c| (c.frame, span(0, 0x100))).collect();
+            let i = r
+                .remember_resolved(resolved, 0, true, &[effect], checks, &pins, None)
+                .expect("stored");
+            r.remember_tail(pending, i, &ips);
+            i
+        };
+        let plain = remember(&mut r, 1, &[]);
+        let checked_further_out = remember(&mut r, 2, &[check_of(1)]);
+        let checked_first = remember(&mut r, 3, &[check_of(0)]);
+        let find = |r: &mut SampleReplay<'_>, head: u64, trees: TestTrees| {
+            r.find_tail(&[head], 0x10, tail, trees).ok()
+        };
+        assert_eq!(find(&mut r, 1, AS_RECORDED), Some(plain));
+        assert_eq!(find(&mut r, 2, AS_RECORDED), Some(checked_further_out));
+        assert_eq!(
+            find(&mut r, 3, AS_RECORDED),
+            None,
+            "its first frame's address decided: {checked_first}"
+        );
+        assert_eq!(find(&mut r, 4, AS_RECORDED), None, "another head");
+        // A tree the checked sample walked turned: found again only by
+        // its exact addresses (not held here).
+        r.trees_changed();
+        let turned = TestTrees {
+            version: 4,
+            rewalk: Some(span(0, 0x100)),
+            descends: true,
+        };
+        assert_eq!(find(&mut r, 1, turned), Some(plain));
+        let turned = TestTrees {
+            version: 4,
+            rewalk: Some(span(0, 0x100)),
+            descends: true,
+        };
+        assert_eq!(find(&mut r, 2, turned), None);
+        // A reordering below the plain sample's walk leaves it stale.
+        r.reordered(0, 1, 0);
+        assert_eq!(find(&mut r, 1, AS_RECORDED), None);
     }
 
     #[test]
