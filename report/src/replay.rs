@@ -202,6 +202,8 @@ pub(crate) struct SampleReplay<'a> {
     reordered: HashMap<(u32, u32), Vec<(u32, u32)>>,
     /// Distinct resolved frames (see [`Self::frame_id`]).
     frames: HashMap<[u64; 5], u32>,
+    /// Recent rewalks (see [`Self::rewalk`]), direct-mapped by hash.
+    rewalks: Vec<Option<(RewalkKey, Option<IpSpan>)>>,
     /// By the sample's resolved first frame and raw rest (see
     /// [`Self::find_tail`]): an index into `tail_outcomes`.
     tails: Table<'a>,
@@ -296,6 +298,13 @@ pub(crate) struct Pending<'a> {
     slot: Option<u32>,
 }
 
+/// A rewalk's inputs: (hists, entry, node, the node's version, the
+/// check's frame id and child, the frame's address).
+type RewalkKey = (u32, u32, u32, u32, u32, u32, u64);
+
+/// Slots of [`SampleReplay::rewalks`].
+const REWALK_SLOTS: usize = 1 << 12;
+
 /// A sample [`SampleReplay::find_tail`] did not find: its key, for
 /// [`SampleReplay::remember_tail`].
 pub(crate) struct TailPending<'a> {
@@ -382,7 +391,7 @@ impl<'a> SampleReplay<'a> {
             let (Some(&ip), Some(p)) = (ips.get(c.frame as usize), p) else {
                 return false;
             };
-            let Some(span) = trees.rewalk(hists, &c, ip) else {
+            let Some(span) = self.rewalk(hists, &c, version, ip, trees) else {
                 return false;
             };
             let Some(pinned) = self.pinned.get(p as usize).filter(|p| p.resolved == r) else {
@@ -401,6 +410,39 @@ impl<'a> SampleReplay<'a> {
         }
         self.resolved_outcomes[r as usize].checked_at = self.trees_changes;
         true
+    }
+
+    /// `trees.rewalk` of check `c` with its frame at `ip`, its tree being
+    /// at `version`. A tree changes only with its version, so the result
+    /// is kept: many remembered samples check the same tree for the same
+    /// frame (the roots of the entries' trees, for one), each after every
+    /// change to it.
+    fn rewalk(
+        &mut self,
+        hists: usize,
+        c: &Check,
+        version: u32,
+        ip: u64,
+        trees: &impl Trees,
+    ) -> Option<IpSpan> {
+        let frame = c.cursor.map_or(u32::MAX, |f| f.id.0);
+        let key = (hists as u32, c.entry, c.node, version, frame, c.child, ip);
+        let slot = {
+            let mut h = rustc_hash::FxHasher::default();
+            std::hash::Hash::hash(&key, &mut h);
+            (h.finish() >> 20) as usize % REWALK_SLOTS
+        };
+        if self.rewalks.is_empty() {
+            self.rewalks.resize(REWALK_SLOTS, None);
+        }
+        if let Some((k, span)) = self.rewalks[slot] {
+            if k == key {
+                return span;
+            }
+        }
+        let span = trees.rewalk(hists, c, ip);
+        self.rewalks[slot] = Some((key, span));
+        span
     }
 
     /// Whether resolved sample `r`'s effects still hold: no call tree
@@ -1098,28 +1140,34 @@ mod tests {
         );
         // A sibling was added: the tree turned.
         r.trees_changed();
-        let turned = |rewalk| TestTrees {
-            version: 4,
+        let turned = |version, rewalk| TestTrees {
+            version,
             rewalk,
             descends: true,
         };
         let stale = r
-            .find_resolved(&[1], &[5, 6, 7], &ips, turned(None))
+            .find_resolved(&[1], &[5, 6, 7], &ips, turned(4, None))
             .expect_err("the walk goes elsewhere");
         assert_eq!(stale.stale(), i);
+        assert!(
+            find(&mut r, &ips, turned(4, Some(span(0x1e, 0x22)))).is_err(),
+            "a tree at the same version is walked the same way"
+        );
+        // Another sibling: the tree turned again.
+        r.trees_changed();
         assert_eq!(
-            find(&mut r, &ips, turned(Some(span(0x1e, 0x22)))).ok(),
+            find(&mut r, &ips, turned(5, Some(span(0x1e, 0x22)))).ok(),
             i,
             "the walk still finds the child"
         );
         assert!(
-            find(&mut r, &[0x10, 0x27, 0x30], turned(None)).is_err(),
+            find(&mut r, &[0x10, 0x27, 0x30], turned(5, None)).is_err(),
             "the span narrowed to where the turned tree was walked"
         );
         // Reordering a node the walk went down from.
         r.reordered(0, 1, 2);
         let below = |descends| TestTrees {
-            version: 4,
+            version: 5,
             rewalk: None,
             descends,
         };
