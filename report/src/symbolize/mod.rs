@@ -688,7 +688,7 @@ impl Symbolizer {
         if self.prefetch.is_some() {
             return;
         }
-        let keys: Vec<(String, Vec<u8>)> = wanted
+        let mut keys: Vec<(String, Vec<u8>)> = wanted
             .iter()
             .filter(|(path, _)| !is_pseudo_path(path))
             .map(|(path, id)| {
@@ -700,6 +700,13 @@ impl Symbolizer {
         if keys.is_empty() {
             return;
         }
+        // The biggest first: it takes longest, and the report thread reads
+        // the others itself where it meets them before this thread does.
+        let symfs = self.options.symfs.as_deref();
+        keys.sort_by_cached_key(|(path, _)| {
+            let size = std::fs::metadata(with_symfs(symfs, Path::new(path))).map_or(0, |m| m.len());
+            std::cmp::Reverse(size)
+        });
         let claims: Arc<[std::sync::atomic::AtomicBool]> =
             keys.iter().map(|_| Default::default()).collect();
         let (send, receive) = std::sync::mpsc::channel();

@@ -137,52 +137,45 @@ impl SymbolTable {
                 tree: RbTree::default(),
             };
         }
+        // Node ids are indexes into `syms`: the symbols move once, into
+        // the finished table (a big binary has tens of thousands).
+        let mut syms = syms;
         let mut tree = RbTree::default();
         for (i, sym) in syms.iter().enumerate() {
             tree.insert(i, sym.start);
         }
         let order = tree.in_order();
-        let mut slots: Vec<Option<Sym>> = syms.into_iter().map(Some).collect();
-        let mut sorted: Vec<(usize, Sym)> = order
-            .iter()
-            .filter_map(|&id| Some((id, slots.get_mut(id)?.take()?)))
-            .collect();
-        fixup_end_pairs(&mut sorted);
+        fixup_end_in_order(&mut syms, &order);
         // symbols__fixup_duplicate, erasing from the tree in perf's order.
-        let mut kept: Vec<(usize, Sym)> = Vec::with_capacity(sorted.len());
-        for (id, sym) in sorted {
-            match kept.last() {
-                Some((_, prev)) if prev.start == sym.start => {
-                    if prefer_first_demangled(prev, &sym) {
-                        tree.erase(id);
-                    } else {
-                        if let Some((old, _)) = kept.pop() {
-                            tree.erase(old);
-                        }
-                        kept.push((id, sym));
-                    }
+        let mut kept: Option<usize> = None;
+        for &id in &order {
+            let (Some(prev), Some(sym)) = (kept.and_then(|k| syms.get(k)), syms.get(id)) else {
+                kept = Some(id);
+                continue;
+            };
+            if prev.start != sym.start {
+                kept = Some(id);
+            } else if prefer_first_demangled(prev, sym) {
+                tree.erase(id);
+            } else {
+                if let Some(old) = kept {
+                    tree.erase(old);
                 }
-                _ => kept.push((id, sym)),
+                kept = Some(id);
             }
         }
         let mut table = SymbolTable {
             syms: Vec::new(),
             tree,
         };
-        table.finish(kept.into_iter().map(|(id, s)| (id, Some(s))).collect());
+        table.finish(syms.into_iter().map(Some).collect());
         table
     }
 
-    /// Stores `syms` (tree node id, symbol) in the tree's in-order and
-    /// points each node at its symbol's index.
-    fn finish(&mut self, syms: Vec<(usize, Option<Sym>)>) {
-        let mut by_node: Vec<Option<Sym>> = Vec::new();
-        by_node.resize_with(self.tree.nodes.len(), || None);
-        for (id, sym) in syms {
-            if let Some(slot) = by_node.get_mut(id) {
-                *slot = sym;
-            }
-        }
+    /// Stores the symbols of the tree's live nodes (`by_node`, indexed by
+    /// node id) in the tree's in-order and points each node at its
+    /// symbol's index.
+    fn finish(&mut self, mut by_node: Vec<Option<Sym>>) {
         let mut out = Vec::with_capacity(by_node.len());
         for id in self.tree.in_order() {
             let Some(sym) = by_node.get_mut(id).and_then(Option::take) else {
@@ -216,24 +209,25 @@ impl SymbolTable {
             self.syms = all;
             return;
         }
-        let mut syms: Vec<(usize, Option<Sym>)> = Vec::with_capacity(self.syms.len() + plt.len());
-        for sym in std::mem::take(&mut self.syms) {
-            // Existing nodes are found again through their symbol index.
-            syms.push((usize::MAX, Some(sym)));
-        }
-        for node in 0..self.tree.nodes.len() {
-            if self.tree.nodes[node].erased {
-                continue;
-            }
-            if let Some(entry) = syms.get_mut(self.tree.nodes[node].sym as usize) {
-                entry.0 = node;
+        // Existing nodes are found again through their symbol index.
+        let mut old: Vec<Option<Sym>> = std::mem::take(&mut self.syms)
+            .into_iter()
+            .map(Some)
+            .collect();
+        let mut by_node: Vec<Option<Sym>> = Vec::new();
+        by_node.resize_with(self.tree.nodes.len() + plt.len(), || None);
+        for (node, slot) in self.tree.nodes.iter().zip(by_node.iter_mut()) {
+            if !node.erased {
+                *slot = old.get_mut(node.sym as usize).and_then(Option::take);
             }
         }
         for sym in plt {
             let id = self.tree.insert(self.tree.nodes.len(), sym.start);
-            syms.push((id, Some(sym)));
+            if let Some(slot) = by_node.get_mut(id) {
+                *slot = Some(sym);
+            }
         }
-        self.finish(syms);
+        self.finish(by_node);
     }
 
     /// Like [`Self::find`], but with `prefer_plt` the symbol starting last
@@ -337,16 +331,20 @@ fn fixup_end(out: &mut [Sym], is_kallsyms: bool) {
     }
 }
 
-/// [`fixup_end`] (user space) on start-sorted (node id, symbol) pairs.
-fn fixup_end_pairs(out: &mut [(usize, Sym)]) {
-    for i in 1..out.len() {
-        let start = out[i].1.start;
-        let prev = &mut out[i - 1].1;
-        if prev.end == prev.start {
-            prev.end = start;
+/// [`fixup_end`] (user space) on `syms` taken in `order` (indexes, by
+/// start).
+fn fixup_end_in_order(syms: &mut [Sym], order: &[usize]) {
+    for pair in order.windows(2) {
+        let Some(start) = syms.get(pair[1]).map(|s| s.start) else {
+            continue;
+        };
+        if let Some(prev) = syms.get_mut(pair[0]) {
+            if prev.end == prev.start {
+                prev.end = start;
+            }
         }
     }
-    if let Some((_, last)) = out.last_mut() {
+    if let Some(last) = order.last().and_then(|&i| syms.get_mut(i)) {
         if last.end == last.start {
             last.end = round_up_page(last.start).saturating_add(4096);
         }
