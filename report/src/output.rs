@@ -203,7 +203,9 @@ impl<'a> SharedPrefixes<'a> {
     }
 
     fn shared(&self, e: &Entry) -> bool {
-        self.counts.get(&self.prefix(e)).is_some_and(|&n| n >= 2)
+        // Nothing counted (the key is not shown, or leads): no prefix to
+        // build, which pads every key value of every entry.
+        !self.counts.is_empty() && self.counts.get(&self.prefix(e)).is_some_and(|&n| n >= 2)
     }
 }
 
