@@ -1509,14 +1509,6 @@ fn build_naming(
         full_source_path: options.full_source_path,
         ..Resolver::new(Symbolizer::new(sym_opts))
     };
-    // Reading /proc/kallsyms is slow; overlap it with the sample pass.
-    if local_kallsyms
-        && attrs
-            .iter()
-            .any(|a| !a.attr.has(prec_format::attr::flags::EXCLUDE_KERNEL))
-    {
-        resolver.symbolizer.prefetch_kallsyms();
-    }
     let mut strings = Strings::default();
     let mut quality = Quality::default();
     let mut total_lost_samples = 0u64;
@@ -1550,6 +1542,16 @@ fn build_naming(
     let want_parent = want(SortKey::Parent) && has_callchain;
     if need_sym || cg_on || want_parent || options.branch_mode {
         prefetch_sampled_binaries(&machine, &mut resolver.symbolizer);
+    }
+    // Reading /proc/kallsyms is slow; overlap it with the sample pass.
+    // After the binaries: finding this boot's cached kernel symbols takes
+    // this thread a few milliseconds, which the binaries' thread can use.
+    if local_kallsyms
+        && attrs
+            .iter()
+            .any(|a| !a.attr.has(prec_format::attr::flags::EXCLUDE_KERNEL))
+    {
+        resolver.symbolizer.prefetch_kallsyms();
     }
     // perf checks this for file-mode data only (a pipe-mode file given
     // with -i too).
