@@ -1776,18 +1776,16 @@ fn build_naming(
                                 quality.samples += 1;
                                 quality.no_map += outcome.no_map as u64;
                                 if let Some(i) = outcome.resolved {
-                                    if replay.repeat(i, period) {
-                                        callchain_period[ai] += period;
-                                    }
-                                    if tree_graphs {
-                                        // A raw hit's thread was resolved
-                                        // before (the table forgets a pid's
-                                        // samples when its tasks change).
-                                        let thread = machine.find(tid).unwrap_or(ThreadId(0));
-                                        graph_log.push(GraphLog::Replayed(i, period, thread));
-                                    }
-                                    hists[ai].nr_samples += 1;
-                                    hists[ai].total_period += period;
+                                    // A raw hit's thread was resolved
+                                    // before (the table forgets a pid's
+                                    // samples when its tasks change).
+                                    let thread = || machine.find(tid).unwrap_or(ThreadId(0));
+                                    count_replayed(
+                                        &mut replay,
+                                        (&mut hists[ai], &mut callchain_period[ai]),
+                                        tree_graphs.then_some(&mut graph_log),
+                                        (i, period, thread),
+                                    );
                                 }
                                 continue;
                             }
@@ -1824,7 +1822,13 @@ fn build_naming(
                     let mut tail_pending = None;
                     // Only samples the raw table may replay (not those
                     // unwound from their stack copies).
-                    if tail_on && raw_pending.is_some() && (sym.is_some() || !need_sym) {
+                    // Nor where resolving the ip moved the kernel's map: the
+                    // table's epoch would not say so until the next sample.
+                    if tail_on
+                        && raw_pending.is_some()
+                        && (sym.is_some() || !need_sym)
+                        && machine.kernel_epoch == replay_kernel_epoch
+                    {
                         let found = find_tail(
                             &mut replay,
                             &mut callchains,
@@ -1840,14 +1844,12 @@ fn build_naming(
                         );
                         match found {
                             Some(Ok(i)) => {
-                                if replay.repeat(i, period) {
-                                    callchain_period[ai] += period;
-                                }
-                                if tree_graphs {
-                                    graph_log.push(GraphLog::Replayed(i, period, loc.thread));
-                                }
-                                hists[ai].nr_samples += 1;
-                                hists[ai].total_period += period;
+                                count_replayed(
+                                    &mut replay,
+                                    (&mut hists[ai], &mut callchain_period[ai]),
+                                    tree_graphs.then_some(&mut graph_log),
+                                    (i, period, || loc.thread),
+                                );
                                 if let Some(pending) = raw_pending {
                                     let outcome = RawOutcome {
                                         no_map: false,
@@ -2267,14 +2269,12 @@ fn build_naming(
                     );
                     let resolved_pending = match found {
                         Ok(i) => {
-                            if replay.repeat(i, period) {
-                                callchain_period[ai] += period;
-                            }
-                            if tree_graphs {
-                                graph_log.push(GraphLog::Replayed(i, period, loc.thread));
-                            }
-                            hists[ai].nr_samples += 1;
-                            hists[ai].total_period += period;
+                            count_replayed(
+                                &mut replay,
+                                (&mut hists[ai], &mut callchain_period[ai]),
+                                tree_graphs.then_some(&mut graph_log),
+                                (i, period, || loc.thread),
+                            );
                             if tree_keys {
                                 hists[ai].hits.push((idx as u32, r.cpumode(), period));
                             }
@@ -3064,6 +3064,25 @@ fn append_memoized(
     a
 }
 
+/// Counts a sample found in one of the replay's tables (resolved sample
+/// `i`, with `period`): its copy for the replay to add, the event's totals,
+/// and with `graph_log` (perf's split graphs) its thread's entry.
+fn count_replayed(
+    replay: &mut SampleReplay<'_>,
+    (hists, callchain_period): (&mut Hists, &mut u64),
+    graph_log: Option<&mut Vec<GraphLog>>,
+    (i, period, thread): (u32, u64, impl FnOnce() -> ThreadId),
+) {
+    if replay.repeat(i, period) {
+        *callchain_period += period;
+    }
+    if let Some(log) = graph_log {
+        log.push(GraphLog::Replayed(i, period, thread()));
+    }
+    hists.nr_samples += 1;
+    hists.total_period += period;
+}
+
 /// Looks a sample up in the replay's tail table (see
 /// [`SampleReplay::find_tail`]): `own` is what its ip resolved to (map,
 /// level, symbol), `context` its raw words other than addresses. `None`
@@ -3092,7 +3111,11 @@ fn find_tail<'a>(
     let tid = s.tid.map_or(-1, |t| t as i32);
     let epoch = replay.epoch(pid);
     callchains.set_epoch(Some(epoch));
+    let kernel_epoch = machine.kernel_epoch;
     let frame = callchains.frame(machine, resolver, strings, pid, tid, mode, first);
+    if machine.kernel_epoch != kernel_epoch {
+        return None;
+    }
     let (Some(frame_map), Some(frame_sym)) = (frame.map, frame.sym) else {
         return None;
     };
