@@ -7,22 +7,12 @@
 //! So [`SampleReplay`] remembers what the first resolution touched
 //! ([`Effect`]s), and later copies only add their period there.
 //!
-//! Two tables find a remembered resolution:
+//! Three tables find a remembered resolution:
 //! * by the sample's raw bytes that resolution reads (attr, pid, tid,
 //!   cpumode, ip, callchain), plus an epoch that changes whenever a COMM,
 //!   FORK, EXIT or MMAP record could change what they resolve to (per
 //!   process; kernel maps change every process's). A hit skips all
 //!   resolution.
-//! * by the resolved sample (its own entry, thread, and each frame's
-//!   symbol): samples at different addresses of the same functions, or in
-//!   another process of the same program, share these effects. A hit skips
-//!   the per-frame entries and call trees. Where a call-tree walk went
-//!   through one of perf's trees whose result hangs on the frames'
-//!   addresses (see `CallTree::walked_mixed`), the key maps to a pin group
-//!   instead: the frames whose addresses were compared, which with
-//!   addresses between the same tree nodes' (an [`IpSpan`] per frame)
-//!   find the effects, valid while their [`Check`]s hold.
-//!
 //! * by the sample's raw bytes again, with its ip and first chain entry
 //!   replaced by what they resolved to (map, symbol, level): most samples
 //!   that miss the raw table differ from one seen before only in where
@@ -32,6 +22,15 @@
 //!   for any address of the same symbol. The report uses this table only
 //!   where no output reads a sample's exact address (see
 //!   [`SampleReplay::find_tail`]).
+//! * by the resolved sample (its own entry, thread, and each frame's
+//!   symbol): samples at different addresses of the same functions, or in
+//!   another process of the same program, share these effects. A hit skips
+//!   the per-frame entries and call trees. Where a call-tree walk went
+//!   through one of perf's trees whose result hangs on the frames'
+//!   addresses (see `CallTree::walked_mixed`), the key maps to a pin group
+//!   instead: the frames whose addresses were compared, which with
+//!   addresses between the same tree nodes' (an [`IpSpan`] per frame)
+//!   find the effects, valid while their [`Check`]s hold.
 //!
 //! Entries and tree nodes are only ever created by a first resolution, in
 //! sample order, so the output (including perf's order of equal entries) is
