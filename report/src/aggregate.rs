@@ -2656,13 +2656,7 @@ fn build_naming(
         }
     }
     let callgraph = if cg_on {
-        for h in &mut hists {
-            for e in &mut h.entries {
-                if let Some(cg) = &mut e.cg {
-                    cg.tree.finish(cgp.key, &cg_frames, &strings);
-                }
-            }
-        }
+        finish_trees(&mut hists, cgp.key, &cg_frames, &strings);
         // perf's callchain_non_filtered_period: the self periods of
         // entries no filter hides.
         let callchain_unfiltered_period = hists
@@ -3062,6 +3056,44 @@ fn append_memoized(
         memo.walked(at, entry, known, tree);
     }
     a
+}
+
+/// Finishes every entry's call tree ([`CallTree::finish`]), on two
+/// threads: the trees are independent, and a big profile has thousands.
+fn finish_trees(
+    hists: &mut [Hists],
+    key: crate::callgraph::Key,
+    frames: &Frames,
+    strings: &Strings,
+) {
+    let mut trees: Vec<&mut CallTree> = hists
+        .iter_mut()
+        .flat_map(|h| h.entries.iter_mut())
+        .filter_map(|e| e.cg.as_mut().map(|cg| &mut cg.tree))
+        .collect();
+    // Halves by nodes, the work's measure.
+    let total: usize = trees.iter().map(|t| t.node_count()).sum();
+    let mut half = 0;
+    let mut nodes = 0;
+    while half < trees.len() && nodes < total / 2 {
+        nodes += trees[half].node_count();
+        half += 1;
+    }
+    let (first, second) = trees.split_at_mut(half);
+    let finish = |part: &mut [&mut CallTree]| {
+        for t in part {
+            t.finish(key, frames, strings);
+        }
+    };
+    if total < 1 << 16 {
+        finish(first);
+        finish(second);
+        return;
+    }
+    std::thread::scope(|scope| {
+        scope.spawn(|| finish(first));
+        finish(second);
+    });
 }
 
 /// Counts a sample found in one of the replay's tables (resolved sample

@@ -959,6 +959,12 @@ impl CallTree {
         chain
     }
 
+    /// How many nodes the tree has (the root included): the measure of
+    /// its [`Self::finish`].
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+
     /// Adds `count` samples of `period` to `node` (from [`Self::append`]):
     /// what appending the same chain again would do.
     pub fn add_hits(&mut self, node: u32, count: u64, period: u64) {
