@@ -233,25 +233,17 @@ fn branch_stack_options_like_perf() {
 /// default event only leaves the kernel out.
 #[test]
 fn unprivileged_attrs_match_perf() {
-    use std::os::unix::fs::{MetadataExt, PermissionsExt};
     if !require_perf_record() {
         return;
     }
-    let root = std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0);
     let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
         .ok()
         .and_then(|p| p.trim().parse::<i32>().ok());
-    let runuser = ["/usr/sbin/runuser", "/sbin/runuser", "/usr/bin/runuser"]
-        .into_iter()
-        .find(|p| Path::new(p).exists());
-    let (Some(runuser), true, Some(2)) = (runuser, root, paranoid) else {
+    let (Some(runuser), Some(2)) = (runuser_if_root(), paranoid) else {
         eprintln!("SKIPPED: needs root, runuser and perf_event_paranoid 2");
         return;
     };
-    let dir = std::env::temp_dir().join(format!("prec-record-modes-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir(&dir).expect("mkdir");
-    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    let dir = shared_tempdir("prec-record-modes");
     let cases: &[&[&str]] = &[
         &[],
         &["-e", "cpu-clock"],
@@ -1007,7 +999,6 @@ fn tail_synthesize_like_perf() {
 /// leaves a header-only file behind.
 #[test]
 fn realtime_priority_like_perf() {
-    use std::os::unix::fs::{MetadataExt, PermissionsExt};
     if !require_perf_record() {
         return;
     }
@@ -1038,19 +1029,11 @@ fn realtime_priority_like_perf() {
     );
     assert_perf_reads_clean(&dir.join("prec.data"), "-r 2");
 
-    let root = std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0);
-    let Some(runuser) = ["/usr/sbin/runuser", "/sbin/runuser", "/usr/bin/runuser"]
-        .into_iter()
-        .find(|p| Path::new(p).exists())
-        .filter(|_| root)
-    else {
+    let Some(runuser) = runuser_if_root() else {
         eprintln!("SKIPPED (ordinary user): needs root and runuser");
         return;
     };
-    let shared = std::env::temp_dir().join(format!("prec-realtime-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&shared);
-    std::fs::create_dir(&shared).expect("mkdir");
-    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    let shared = shared_tempdir("prec-realtime");
     let file = shared.join("nobody.data");
     let o = run_fail(
         std::process::Command::new(runuser)

@@ -443,6 +443,28 @@ impl Drop for TempDir {
     }
 }
 
+/// The `runuser` program, when this process is root and may run commands
+/// as another user (`None` otherwise).
+pub fn runuser_if_root() -> Option<&'static str> {
+    use std::os::unix::fs::MetadataExt;
+    let root = fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0);
+    ["/usr/sbin/runuser", "/sbin/runuser", "/usr/bin/runuser"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .filter(|_| root)
+}
+
+/// A fresh directory under the system's temp dir that every user may
+/// write to (`target/tmp` may not be reachable for `nobody`).
+pub fn shared_tempdir(name: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir(&dir).expect("mkdir");
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o777)).expect("chmod");
+    dir
+}
+
 /// Create a fresh unique directory under `target/tmp`, named after the test
 /// executable and thread.
 pub fn tempdir() -> TempDir {
