@@ -24,6 +24,7 @@ use prec_format::{Attr, FeatureId, PerfFile, RecordType};
 use crate::callchain::{Callchains, ChainFrame, ChainParams, FrameToken, Order, FRAME_SLOTS};
 use crate::callgraph::{Appended, CallTree, CursorFrame, Frames, IpSpan, WalkMemo, OWN};
 use crate::maps::{DsoId, DsoKind, Map};
+use crate::read_ahead::{Delivered, ReadAhead};
 use crate::replay::{Check, Effect, RawOutcome, SampleReplay, Trees, NO_NODE};
 use crate::symbolize::{BinaryId, FileLoader, Symbolizer, SymbolizerOptions};
 use crate::tasks::{CommId, Machine, ThreadId};
@@ -1365,14 +1366,17 @@ pub(crate) fn prefetch_sampled_binaries(machine: &Machine, symbolizer: &mut Symb
 
 /// Reads the file and aggregates its samples.
 pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
-    let data = build_naming(file, options.clone(), &[]);
+    let pass = |options: Options, late: &[(crate::tasks::ThreadId, String)]| {
+        std::thread::scope(|scope| build_naming(file, options, late, ReadAhead::spawn(scope, file)))
+    };
+    let data = pass(options.clone(), &[]);
     // Rare (a thread sampled before its COMM): read again, naming those
     // samples as perf's in-place comm override does.
     let late = data.machine.late_names();
     if late.is_empty() {
         return data;
     }
-    build_naming(file, options, &late)
+    pass(options, &late)
 }
 
 /// [`build`], with the comm each of `late_names`' threads gets from its
@@ -1381,6 +1385,7 @@ fn build_naming(
     file: &PerfFile<'_>,
     options: Options,
     late_names: &[(crate::tasks::ThreadId, String)],
+    records: ReadAhead<'_>,
 ) -> ReportData {
     let endian = file.endian();
     let mut warnings: Vec<String> = file.warnings().to_vec();
@@ -1630,10 +1635,12 @@ fn build_naming(
         && !options.hide_unresolved
         && ignore_callees_re.is_none();
 
-    let mut records = file.ordered_records();
     let mut released = 0u64;
-    for r in &mut records {
-        let r = match r {
+    for r in records {
+        let Delivered {
+            raw: r,
+            attr_index: attr_idx,
+        } = match r {
             Ok(r) => r,
             Err(e) => {
                 warnings.push(format!(
@@ -1653,7 +1660,6 @@ fn build_naming(
         if !kind.is_kernel() {
             continue;
         }
-        let attr_idx = file.attr_index(&r);
         let attr = attr_idx.map(|i| &attrs[i].attr);
         let rec = match r.parse(attr) {
             Ok(rec) => rec,

@@ -11,6 +11,7 @@ pub mod header;
 pub mod maps;
 pub mod output;
 mod rbtree;
+mod read_ahead;
 mod replay;
 pub mod sample_read;
 pub mod script;
