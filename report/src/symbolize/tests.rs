@@ -61,7 +61,26 @@ int main() {
 }
 "#;
 
-fn tmpdir(name: &str) -> PathBuf {
+/// A test's scratch directory, removed when the test passes (and kept
+/// for a look when it fails).
+struct TempDir(PathBuf);
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+fn tmpdir(name: &str) -> TempDir {
     static N: AtomicUsize = AtomicUsize::new(0);
     let d = std::env::temp_dir().join(format!(
         "prec-symbolize-{}-{}-{}",
@@ -71,7 +90,7 @@ fn tmpdir(name: &str) -> PathBuf {
     ));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).expect("create temp dir");
-    d
+    TempDir(d)
 }
 
 fn run(cmd: &str, args: &[&str]) -> String {
