@@ -517,6 +517,40 @@ fn cpu_utilization_matches_perf() {
     );
 }
 
+/// perf's output fields named in `--sort` (`--sort sym,period`): a column
+/// after the default ones and a place in the sort order, after the
+/// `overhead` perf puts first unless the list's text holds that word
+/// (`--sort comm,overhead_sys` sorts by comm first); `overhead_children`
+/// only with --children. And `-F` without a sort key: nothing splits the
+/// samples, perf shows one entry. And `trace` of events that are not
+/// tracepoints: N/A.
+#[test]
+fn output_fields_in_sort_and_keyless_fields_match_perf() {
+    if !require_perf() {
+        return;
+    }
+    check(
+        &files(),
+        &[
+            &["--sort", "overhead"],
+            &["--sort", "sample"],
+            &["--sort", "sym,period"],
+            &["--sort", "period,dso", "--show-total-period"],
+            &["--sort", "comm,overhead_sys"],
+            &["--sort", "overhead_children,sym"],
+            &["--sort", "pid,overhead_children", "--no-children"],
+            &["--sort", "sym,sample", "-n", "-g", "none"],
+            &["--sort", "overhead_us,dso", "--show-cpu-utilization"],
+            &["--sort", "overhead,sample,comm", "-n", "--group"],
+            &["--sort", "sample", "-F", "overhead,sym"],
+            &["-F", "overhead,sample"],
+            &["-F", "sample"],
+            // Not a field, but perf's N/A too: `trace` of other events.
+            &["--sort", "comm,trace"],
+        ],
+    );
+}
+
 /// `-v`: DSOs by their long names (which also decide which entries are
 /// one), each symbol after its address and the letter of where perf's
 /// dso__load took the symbol table from (the build-id cache, its debug

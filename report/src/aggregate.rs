@@ -186,6 +186,12 @@ pub struct Options {
     /// order): `--sort` keys, then the output fields not among them.
     /// `None`: `[Children,] Overhead`, then the sort keys.
     pub sort_list: Option<Vec<Field>>,
+    /// The `--sort` list, without `-F`, when it names output fields
+    /// (perf's `--sort sym,period`): those are shown after the default
+    /// columns and sorted by where the list puts them, after perf's
+    /// implicit `[overhead_children,] overhead` (see
+    /// [`Options::output_sort_list`]).
+    pub sort_fields: Option<Vec<Field>>,
     /// `-t`/`--field-separator`: columns joined by it, without padding.
     pub field_sep: Option<String>,
     /// `--percentage relative`: percentages and totals of the entries left
@@ -280,6 +286,7 @@ impl Default for Options {
             cpu_utilization: false,
             show_cpu_utilization: false,
             sort_list: None,
+            sort_fields: None,
             field_sep: None,
             relative: false,
             hide_unresolved: false,
@@ -388,6 +395,62 @@ impl Options {
         v
     }
 
+    /// perf's hpp sort list: `-F`'s ([`Options::sort_list`]), or for a
+    /// `--sort` list naming output fields, that list after perf's
+    /// `setup_overhead` and the sort keys perf appended (`ipc_null`),
+    /// followed by the default output fields not in it. `None`: the
+    /// default order.
+    pub fn output_sort_list(&self, children: bool) -> Option<Vec<Field>> {
+        if self.sort_list.is_some() {
+            return self.sort_list.clone();
+        }
+        let given = self.sort_fields.as_ref()?;
+        // setup_overhead puts `overhead` first, then with children
+        // `overhead_children`, unless the list's text already holds the
+        // word: `--sort overhead_sys,comm` gets no `overhead`.
+        let names_overhead = given.iter().any(|f| {
+            matches!(
+                f,
+                Field::Overhead | Field::Children | Field::ModeOverhead(_)
+            )
+        });
+        let mut list = Vec::new();
+        if children && !given.contains(&Field::Children) {
+            list.push(Field::Children);
+        }
+        if !names_overhead {
+            list.push(Field::Overhead);
+        }
+        list.extend(given);
+        let appended = self.sort.iter().map(|&k| Field::Key(k));
+        let defaults = self.default_fields(children);
+        for f in appended.chain(defaults) {
+            if !list.contains(&f) {
+                list.push(f);
+            }
+        }
+        Some(list)
+    }
+
+    /// perf's `perf_hpp__init` columns, before the sort keys.
+    pub fn default_fields(&self, children: bool) -> Vec<Field> {
+        let mut v = if children {
+            vec![Field::Children, Field::Overhead]
+        } else {
+            vec![Field::Overhead]
+        };
+        if self.show_cpu_utilization {
+            v.extend([Field::ModeOverhead(0), Field::ModeOverhead(1)]);
+        }
+        if self.show_nr_samples {
+            v.push(Field::Sample);
+        }
+        if self.show_total_period {
+            v.push(Field::Period);
+        }
+        v
+    }
+
     /// The sort keys shown as columns: all when every one is elided.
     pub fn shown_keys(&self) -> Vec<SortKey> {
         let elided = self.elided_keys();
@@ -405,14 +468,28 @@ impl Options {
     }
 }
 
-/// Parses a `--sort` list.
-pub fn parse_sort(s: &str) -> Result<Vec<SortKey>, String> {
+/// Parses a `-F` list into fields and the sort keys it implies.
+pub fn parse_fields(s: &str) -> Result<Vec<Field>, String> {
     let mut v = Vec::new();
     for k in s.split(',').map(str::trim).filter(|k| !k.is_empty()) {
-        match SortKey::parse(k) {
-            Some(key) => {
-                if !v.contains(&key) {
-                    v.push(key)
+        match Field::parse(k) {
+            Some(f) => v.push(f),
+            None => return Err(format!("Unknown --fields key: `{k}'")),
+        }
+    }
+    Ok(v)
+}
+
+/// Parses a `--sort` list that may also name output fields (perf's
+/// `--sort overhead,sym` or `--sort sym,period`): those add a column and
+/// sort by it, without splitting entries.
+pub fn parse_sort_fields(s: &str) -> Result<Vec<Field>, String> {
+    let mut v = Vec::new();
+    for k in s.split(',').map(str::trim).filter(|k| !k.is_empty()) {
+        match Field::parse(k) {
+            Some(f) => {
+                if !v.contains(&f) {
+                    v.push(f)
                 }
             }
             None => return Err(format!("Unknown --sort key: `{k}'")),
@@ -424,11 +501,10 @@ pub fn parse_sort(s: &str) -> Result<Vec<SortKey>, String> {
     Ok(v)
 }
 
-/// Parses a `-F` list into fields and the sort keys it implies.
-pub fn parse_fields(s: &str) -> Result<Vec<Field>, String> {
-    let mut v = Vec::new();
-    for k in s.split(',').map(str::trim).filter(|k| !k.is_empty()) {
-        let f = match k {
+impl Field {
+    /// Parses one field name: perf's output field names, or a sort key's.
+    pub fn parse(name: &str) -> Option<Field> {
+        Some(match name {
             "overhead" => Field::Overhead,
             "overhead_children" => Field::Children,
             "overhead_sys" => Field::ModeOverhead(0),
@@ -437,14 +513,9 @@ pub fn parse_fields(s: &str) -> Result<Vec<Field>, String> {
             "overhead_guest_us" => Field::ModeOverhead(3),
             "sample" => Field::Sample,
             "period" => Field::Period,
-            _ => match SortKey::parse(k) {
-                Some(key) => Field::Key(key),
-                None => return Err(format!("Unknown --fields key: `{k}'")),
-            },
-        };
-        v.push(f);
+            _ => Field::Key(SortKey::parse(name)?),
+        })
     }
-    Ok(v)
 }
 
 /// Handle of an interned string (DSO short names, symbol names, srclines).
@@ -2085,6 +2156,10 @@ fn build_naming(
                             };
                             text.map(|t| strings.intern(&t))
                         }
+                        // hist_entry__trace_snprintf of another event.
+                        _ if want(SortKey::Trace) && a.type_ != attr_type::TRACEPOINT => {
+                            Some(strings.intern("N/A"))
+                        }
                         _ => None,
                     };
                     let mut key = Key::default();
@@ -3539,16 +3614,18 @@ fn sort_entries(data: &mut ReportData, hi: usize) -> Vec<usize> {
         entries = collapse_like_perf(entries, &collapse);
     }
     let cgp = d.callgraph.as_ref().map(|c| &c.params);
-    let group_cmp = |a: &Entry, b: &Entry| -> Ordering {
-        for i in 1..a.group_periods.len().min(b.group_periods.len()) {
-            let o = b.group_periods[i].cmp(&a.group_periods[i]);
-            if o != Ordering::Equal {
-                return o;
-            }
-        }
-        Ordering::Equal
+    // perf's __hpp__sort: after the leader's value, the members'.
+    let members_cmp = |a: &[u64], b: &[u64]| -> Ordering {
+        let members = a.iter().zip(b).skip(1);
+        members
+            .map(|(x, y)| y.cmp(x))
+            .find(|o| o.is_ne())
+            .unwrap_or(Ordering::Equal)
     };
-    let sort_list = d.options.sort_list.clone();
+    let group_cmp = |a: &Entry, b: &Entry| members_cmp(&a.group_periods, &b.group_periods);
+    let sort_list = d
+        .options
+        .output_sort_list(d.callgraph.as_ref().is_some_and(|c| c.params.children));
     // perf's output sort skips the keys sort__setup_elide hid
     // (perf_hpp__should_skip): with `--comms x` the comm no longer
     // separates entries, and the ties of the children order fall
@@ -3587,14 +3664,18 @@ fn sort_entries(data: &mut ReportData, hi: usize) -> Vec<usize> {
         }
     };
     let output = |a: &Entry, b: &Entry| -> Ordering {
-        // -F: perf's hpp sort list as given (no implicit overhead first).
+        // -F: perf's hpp sort list as given (no implicit overhead first);
+        // --sort with output fields: see Options::output_sort_list.
         if let Some(sl) = &sort_list {
             for f in sl {
                 let o = match f {
                     Field::Overhead => b.period.cmp(&a.period).then_with(|| group_cmp(a, b)),
                     Field::ModeOverhead(slot) => mode_cmp(*slot, a, b),
-                    Field::Period => b.period.cmp(&a.period),
-                    Field::Sample => b.nr_samples.cmp(&a.nr_samples),
+                    Field::Period => b.period.cmp(&a.period).then_with(|| group_cmp(a, b)),
+                    Field::Sample => b
+                        .nr_samples
+                        .cmp(&a.nr_samples)
+                        .then_with(|| members_cmp(&a.group_samples, &b.group_samples)),
                     Field::Children => children_cmp(a, b),
                     Field::Key(k) if !output_keys.contains(k) => Ordering::Equal,
                     Field::Key(k) => cmp.sort(*k, a, b),

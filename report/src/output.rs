@@ -72,21 +72,19 @@ fn fields_all(data: &ReportData) -> Vec<Field> {
     if let Some(f) = &data.options.fields {
         return f.clone();
     }
-    let mut v = if children(data) {
-        vec![Field::Children, Field::Overhead]
-    } else {
-        vec![Field::Overhead]
-    };
-    if data.options.show_cpu_utilization {
-        v.extend([Field::ModeOverhead(0), Field::ModeOverhead(1)]);
+    // perf_hpp__setup_output_field: the sort list's fields not shown yet.
+    // perf_hpp__cancel_cumulate drops `overhead_children` where --children
+    // was on but the file has no callchains (--no-children keeps it: N/A).
+    let children = children(data);
+    let cancelled = data.options.callgraph.children && !children;
+    let mut v = data.options.default_fields(children);
+    let given = data.options.sort_fields.iter().flatten().copied();
+    for f in given.chain(data.options.sort.iter().map(|&k| Field::Key(k))) {
+        let dropped = cancelled && f == Field::Children;
+        if !dropped && !v.contains(&f) {
+            v.push(f);
+        }
     }
-    if data.options.show_nr_samples {
-        v.push(Field::Sample);
-    }
-    if data.options.show_total_period {
-        v.push(Field::Period);
-    }
-    v.extend(data.options.sort.iter().map(|&k| Field::Key(k)));
     v
 }
 
@@ -705,7 +703,6 @@ fn write_hists(
     };
     let col_width = |i: usize, f: &Field| -> usize {
         let default = match f {
-            Field::Children if !children(data) => 8,
             Field::Children | Field::Overhead => 8 * if grouped { nr_members } else { 1 },
             Field::ModeOverhead(slot) => mode_width(*slot, nr_members),
             Field::Sample | Field::Period => 12 * if grouped { nr_members } else { 1 },
@@ -815,8 +812,14 @@ fn write_hists(
                     }
                 }
                 Field::ModeOverhead(slot) => line.push_str(&mode_percents(e, *slot, &totals)),
-                // perf's `overhead_children` without --children: N/A.
-                Field::Children if !children(data) => line.push_str(&format!("{:>8}", "N/A")),
+                // perf's `overhead_children` without --children: N/A, in a
+                // group's whole column.
+                Field::Children if !children(data) => {
+                    let cell = format!("{:>8}", "N/A");
+                    let last = i + 1 == fields.len();
+                    let width = if last { 0 } else { col_width(i, f) };
+                    line.push_str(&format!("{cell:<width$}"));
+                }
                 Field::Children if grouped => {
                     for (mi, t) in totals.iter().enumerate() {
                         let p = e.group_acc.get(mi).copied().unwrap_or(0);

@@ -56,10 +56,20 @@ fn strings(s: &Option<String>) -> Option<Vec<String>> {
 /// Turns the command-line arguments into report options.
 fn options(args: &ReportArgs) -> Result<Options> {
     let mut o = Options::default();
-    let sort_keys = match &args.sort {
-        Some(s) => aggregate::parse_sort(s).map_err(anyhow::Error::msg)?,
+    let sort_given = match &args.sort {
+        Some(s) => aggregate::parse_sort_fields(s).map_err(anyhow::Error::msg)?,
         None => Vec::new(),
     };
+    let keys_of = |fields: &[aggregate::Field]| -> Vec<aggregate::SortKey> {
+        fields
+            .iter()
+            .filter_map(|f| match f {
+                aggregate::Field::Key(k) => Some(*k),
+                _ => None,
+            })
+            .collect()
+    };
+    let sort_keys = keys_of(&sort_given);
     if args.sort.is_some() {
         o.sort = sort_keys.clone();
         // perf's cmd_report appends `ipc_null` (`ipc_lbr` in branch mode,
@@ -73,32 +83,27 @@ fn options(args: &ReportArgs) -> Result<Options> {
         // --sort keys not among them; the sort list is the --sort keys,
         // then the output fields not among them.
         let mut fields = aggregate::parse_fields(f).map_err(anyhow::Error::msg)?;
-        for k in &sort_keys {
-            if !fields.contains(&aggregate::Field::Key(*k)) {
-                fields.push(aggregate::Field::Key(*k));
+        for f in &sort_given {
+            if !fields.contains(f) {
+                fields.push(*f);
             }
         }
-        let mut sort_list: Vec<aggregate::Field> = sort_keys
-            .iter()
-            .map(|&k| aggregate::Field::Key(k))
-            .collect();
+        let mut sort_list = sort_given.clone();
         for f in &fields {
             if !sort_list.contains(f) {
                 sort_list.push(*f);
             }
         }
-        let keys: Vec<_> = sort_list
-            .iter()
-            .filter_map(|f| match f {
-                aggregate::Field::Key(k) => Some(*k),
-                _ => None,
-            })
-            .collect();
-        if !keys.is_empty() {
-            o.sort = keys;
-        }
+        // Without keys (`-F overhead,sample`) nothing splits the samples:
+        // perf shows one entry.
+        o.sort = keys_of(&sort_list);
         o.fields = Some(fields);
         o.sort_list = Some(sort_list);
+    } else if sort_given
+        .iter()
+        .any(|f| !matches!(f, aggregate::Field::Key(_)))
+    {
+        o.sort_fields = Some(sort_given.clone());
     }
     o.sort_given = args.sort.is_some() || args.fields.is_some();
     // Keys -F adds (with or without --sort) do not make perf collapse.
@@ -119,7 +124,7 @@ fn options(args: &ReportArgs) -> Result<Options> {
     }
     o.show_cpu_utilization = args.show_cpu_utilization;
     o.cpu_utilization = args.show_cpu_utilization
-        || o.fields.as_ref().is_some_and(|f| {
+        || o.fields.iter().chain(&o.sort_fields).any(|f| {
             f.iter()
                 .any(|f| matches!(f, aggregate::Field::ModeOverhead(_)))
         });
