@@ -369,6 +369,19 @@ pub struct RecordArgs {
     /// Record the sample weight.
     #[arg(short = 'W', long = "weight")]
     pub weight: bool,
+    /// Take data out of a CPU's ring buffer only once it holds this much
+    /// (e.g. 64K; units B, K, M, G; at most a quarter of the buffer), except
+    /// at the end.
+    #[arg(long = "mmap-flush", value_name = "SIZE")]
+    pub mmap_flush: Option<String>,
+    /// How long to read each running process's /proc/PID/maps, in ms
+    /// (default 500): what was read by then is kept.
+    #[arg(long = "proc-map-timeout", value_name = "MS")]
+    pub proc_map_timeout: Option<u64>,
+    /// Record the sample's transaction flags (abort reasons of hardware
+    /// transactions; 0 where the CPU has none).
+    #[arg(long = "transaction")]
+    pub transaction: bool,
     /// Record the data addresses' physical addresses.
     #[arg(long = "phys-data")]
     pub phys_data: bool,
@@ -462,7 +475,7 @@ pub struct RecordArgs {
     #[arg(long = "user-regs", num_args = 0..=1, require_equals = true, default_missing_value = "")]
     pub user_regs: Option<String>,
     /// Sample these registers at the interrupt (comma separated; all without a value).
-    #[arg(long = "intr-regs", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    #[arg(short = 'I', long = "intr-regs", num_args = 0..=1, require_equals = true, default_missing_value = "")]
     pub intr_regs: Option<String>,
     /// Sample raw data (and CPU and time).
     #[arg(short = 'R', long = "raw-samples")]

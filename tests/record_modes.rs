@@ -70,6 +70,13 @@ fn assert_perf_reads_clean(file: &Path, what: &str) {
     }
 }
 
+/// Each attr's sample_type, as the file has it.
+fn sample_types(file: &Path) -> Vec<u64> {
+    let bytes = std::fs::read(file).expect("read recording");
+    let parsed = prec_format::PerfFile::parse(&bytes).expect("parse recording");
+    parsed.attrs().iter().map(|a| a.attr.sample_type).collect()
+}
+
 /// Lines of `perf report --header-only` starting with `prefix`.
 fn header_lines(file: &Path, prefix: &str) -> Vec<String> {
     stdout_of(perf().args(["report", "--header-only", "-i"]).arg(file))
@@ -112,6 +119,10 @@ fn attrs_match_perf_for_each_option() {
         &["-s"],
         &["--user-regs=ip,sp"],
         &["--intr-regs=ip"],
+        &["-I"],
+        &["--transaction", "-W"],
+        &["--mmap-flush", "16K"],
+        &["--proc-map-timeout", "2000"],
         &["-R"],
         &["--all-user"],
         &["--all-kernel"],
@@ -166,6 +177,8 @@ fn attrs_match_perf_for_each_option() {
         prec_record(&a, &q);
         perf_record(&b, &q);
         assert_eq_text(&evlist(&b), &evlist(&a));
+        // perf evlist names no TRANSACTION bit: the attrs' own words.
+        assert_eq!(sample_types(&b), sample_types(&a), "{args:?}");
         assert_eq!(
             header_lines(&b, "# group"),
             header_lines(&a, "# group"),
@@ -990,6 +1003,77 @@ fn tail_synthesize_like_perf() {
         stderr(&o).contains("--tail-synthesize needs a file output"),
         "{}",
         stderr(&o)
+    );
+}
+
+/// `--proc-map-timeout`: a running process (-p) whose /proc/PID/maps
+/// takes longer than the limit (here 0 ms) keeps the maps read in time;
+/// the line read when it ran out is written with perf's
+/// PROC_MAP_PARSE_TIMEOUT mark, which perf report counts (and prec report
+/// notes), and the recorder warns as perf does. Within the limit: all
+/// maps, no warning.
+#[test]
+fn proc_map_timeout_like_perf() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let mut target = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .expect("spawn sleep");
+    let pid = target.id().to_string();
+    let record = |cmd: &mut std::process::Command, out: &Path, timeout: &str| {
+        run(cmd
+            .args(["record", "--proc-map-timeout", timeout, "-p", &pid, "-o"])
+            .arg(out)
+            .args(["--", "sleep", "0.2"]))
+    };
+    let (mine, theirs) = (dir.join("prec.data"), dir.join("perf.data"));
+    let recorded = record(&mut prec(), &mine, "0");
+    record(&mut perf(), &theirs, "0");
+    let warning = format!("Reading /proc/{pid}/task/{pid}/maps time out.");
+    assert!(
+        stderr(&recorded).contains(&warning),
+        "{}",
+        stderr(&recorded)
+    );
+    // Without samples both reports end in an error: only stderr counts.
+    let stderr_of = |cmd: &mut std::process::Command| {
+        let o = cmd.stdin(std::process::Stdio::null()).output();
+        stderr(&o.expect("run report"))
+    };
+    let perf_report_stderr =
+        |file: &Path| stderr_of(perf().args(["report", "--stdio", "-i"]).arg(file));
+    let counted = "1 map information files for pre-existing threads were";
+    assert!(perf_report_stderr(&theirs).contains(counted));
+    assert!(
+        perf_report_stderr(&mine).contains(counted),
+        "{}",
+        perf_report_stderr(&mine)
+    );
+    let noted = stderr_of(prec().args(["report", "--stdio", "-i"]).arg(&mine));
+    assert!(noted.contains("--proc-map-timeout"), "{noted}");
+
+    let in_time = dir.join("prec-in-time.data");
+    let recorded = record(&mut prec(), &in_time, "5000");
+    let _ = target.kill();
+    let _ = target.wait();
+    assert!(
+        !stderr(&recorded).contains("time out"),
+        "{}",
+        stderr(&recorded)
+    );
+    assert!(!perf_report_stderr(&in_time).contains(counted));
+    let maps = stdout_of(
+        perf()
+            .args(["script", "--show-mmap-events", "-i"])
+            .arg(&in_time),
+    );
+    assert!(
+        maps.lines()
+            .any(|l| l.contains("MMAP2") && l.ends_with("/sleep")),
+        "{maps}"
     );
 }
 

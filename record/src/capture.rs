@@ -115,6 +115,8 @@ pub struct RecordModes {
     pub sample_period: bool,
     /// `-W`: WEIGHT_STRUCT.
     pub sample_weight: bool,
+    /// `--transaction`: TRANSACTION.
+    pub sample_transaction: bool,
     /// `--switch-events`: context_switch on the tracking event.
     pub switch_events: bool,
     /// `--namespaces`: namespaces on the tracking event, NAMESPACES records.
@@ -174,6 +176,12 @@ pub struct RecordModes {
     pub no_synth_tasks: bool,
     /// `--synth=task`: their COMM and FORK records, no MMAP2.
     pub no_synth_mmaps: bool,
+    /// `--mmap-flush`: bytes a ring must hold before it is read (but at
+    /// the end), at most a quarter of it.
+    pub mmap_flush: Option<u64>,
+    /// `--proc-map-timeout`: how long to read one process's
+    /// `/proc/PID/maps` (`None`: perf's 500 ms).
+    pub proc_map_timeout: Option<Duration>,
     /// `--user-callchains`: exclude_callchain_kernel.
     pub user_callchains: bool,
     /// `--kernel-callchains`: exclude_callchain_user.
@@ -380,6 +388,9 @@ fn configure(
     }
     if m.sample_weight {
         st |= sample::WEIGHT_STRUCT;
+    }
+    if m.sample_transaction {
+        st |= sample::TRANSACTION;
     }
     if m.sample_cpu || m.raw_samples {
         st |= sample::CPU;
@@ -1269,6 +1280,30 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     if !tail {
         start_file(&mut pro);
     }
+    // perf's perf_event__synthesize_mmap_events: the maps read in time,
+    // then the line read when the time ran out, marked (perf report
+    // counts such marks), and a warning.
+    let synth_maps = |pro: &mut Vec<u8>, pid: i32| {
+        let timeout = cfg.modes.proc_map_timeout;
+        let timeout = timeout.unwrap_or(Duration::from_millis(500));
+        let Ok((maps, cut)) = proc_synth::exec_maps_within(pid, Some(timeout)) else {
+            return;
+        };
+        for m in &maps {
+            syn.mmap2(pro, pid, pid, m);
+        }
+        if let Some(m) = cut {
+            note(
+                cfg.quiet,
+                &format!(
+                    "Reading /proc/{pid}/task/{pid}/maps time out. You may want to \
+                     increase the time limit by --proc-map-timeout"
+                ),
+            );
+            let mark = prec_format::constants::misc::PROC_MAP_PARSE_TIMEOUT;
+            syn.mmap2_marked(pro, pid, pid, &m, mark);
+        }
+    };
     let synth_proc = |pro: &mut Vec<u8>, pid: i32, only_tid: Option<i32>, fork: bool| {
         if cfg.modes.no_synth_tasks {
             return;
@@ -1288,11 +1323,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
         if cfg.modes.no_synth_mmaps {
             return;
         }
-        if let Ok(maps) = proc_synth::exec_maps(pid) {
-            for m in &maps {
-                syn.mmap2(pro, pid, pid, m);
-            }
-        }
+        synth_maps(pro, pid);
     };
     let thread_names: Vec<(i32, String)> = threads
         .iter()
@@ -1354,9 +1385,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
             syn.comm(pro, pid, pid, c, false);
         }
         if !cfg.modes.no_synth_mmaps {
-            for m in proc_synth::exec_maps(pid).unwrap_or_default() {
-                syn.mmap2(pro, pid, pid, &m);
-            }
+            synth_maps(pro, pid);
         }
     };
     // --tail-synthesize: what a file did not start with ends it, in perf's
@@ -1426,11 +1455,20 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     let mut drain = |rings: &mut Vec<(RingBuffer, i32)>,
                      sink: &mut Sink,
                      tracker: &mut Tracker,
-                     buf: &mut Vec<u8>|
+                     buf: &mut Vec<u8>,
+                     last: bool|
      -> io::Result<bool> {
         buf.clear();
         for (rb, _) in rings.iter_mut() {
-            rb.read_available(buf);
+            // perf's --mmap-flush (record__mmap_flush_parse caps it).
+            let flush = cfg
+                .modes
+                .mmap_flush
+                .unwrap_or(1)
+                .clamp(1, rb.data_size() / 4);
+            if last || rb.available() >= flush {
+                rb.read_available(buf);
+            }
         }
         if buf.is_empty() {
             return Ok(false);
@@ -1465,7 +1503,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     launch::install_switch_request(cfg.modes.switch_output.is_some())?;
     let loop_result = (|| -> Result<(), RecordError> {
         loop {
-            if drain(&mut rings, &mut sink, &mut tracker, &mut buf)? {
+            if drain(&mut rings, &mut sink, &mut tracker, &mut buf, false)? {
                 wakeups += 1;
                 switch_wakeups += 1;
             }
@@ -1487,6 +1525,10 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
                 // perf's record__switch_output: the file so far is finished
                 // and renamed NAME.TIMESTAMP, a new one starts at NAME with
                 // the kernel's maps and the targets' tasks made up again.
+                // What --mmap-flush left in the rings belongs to this file.
+                if cfg.modes.mmap_flush.is_some() {
+                    drain(&mut rings, &mut sink, &mut tracker, &mut buf, true)?;
+                }
                 if tail {
                     write_tail(&mut sink, &mut tracker, false)?;
                 }
@@ -1595,7 +1637,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
             let _ = sys::ioc_disable(fd.as_fd());
         }
     }
-    if drain(&mut rings, &mut sink, &mut tracker, &mut buf)? {
+    if drain(&mut rings, &mut sink, &mut tracker, &mut buf, true)? {
         wakeups += 1;
     }
     if tail {

@@ -16,8 +16,9 @@
 #![forbid(unsafe_code)]
 
 use std::fs;
-use std::io;
+use std::io::{self, BufRead};
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 fn invalid(msg: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, msg)
@@ -197,13 +198,35 @@ pub fn parse_maps(text: &str) -> io::Result<Vec<MapEntry>> {
 /// `[vsyscall]` (perf 6.1 writes the `--xp` vsyscall page too; anonymous
 /// executable memory is skipped).
 pub fn exec_maps(pid: i32) -> io::Result<Vec<MapEntry>> {
-    let all = parse_maps(&fs::read_to_string(format!("/proc/{pid}/maps"))?)?;
-    Ok(all
-        .into_iter()
-        .filter(|m| {
-            m.is_exec() && (m.path.starts_with('/') || m.path == "[vdso]" || m.path == "[vsyscall]")
-        })
-        .collect())
+    Ok(exec_maps_within(pid, None)?.0)
+}
+
+/// [`exec_maps`], read for at most `timeout` (perf's `--proc-map-timeout`:
+/// the kernel formats a huge process's maps slowly). Also returns the
+/// mapping (of any kind) read when the time ran out, if it did: perf
+/// writes that one with a PROC_MAP_PARSE_TIMEOUT mark.
+pub fn exec_maps_within(
+    pid: i32,
+    timeout: Option<Duration>,
+) -> io::Result<(Vec<MapEntry>, Option<MapEntry>)> {
+    let start = Instant::now();
+    let file = fs::File::open(format!("/proc/{pid}/maps"))?;
+    let mut maps = Vec::new();
+    for line in io::BufReader::new(file).lines() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let m = parse_maps_line(&line)?;
+        if timeout.is_some_and(|t| start.elapsed() > t) {
+            return Ok((maps, Some(m)));
+        }
+        if m.is_exec() && (m.path.starts_with('/') || m.path == "[vdso]" || m.path == "[vsyscall]")
+        {
+            maps.push(m);
+        }
+    }
+    Ok((maps, None))
 }
 
 /// Kernel text range from `/proc/kallsyms`.

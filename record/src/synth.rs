@@ -121,6 +121,11 @@ impl Synth {
     /// MMAP2 for one mapping of `pid` (as perf's
     /// `perf_event__synthesize_mmap_events`).
     pub fn mmap2(&self, out: &mut Vec<u8>, pid: i32, tid: i32, m: &MapEntry) {
+        self.mmap2_marked(out, pid, tid, m, 0);
+    }
+
+    /// [`Self::mmap2`] with more misc bits (PROC_MAP_PARSE_TIMEOUT).
+    pub fn mmap2_marked(&self, out: &mut Vec<u8>, pid: i32, tid: i32, m: &MapEntry, misc: u16) {
         let mut b = Vec::with_capacity(128);
         b.extend_from_slice(&pid.to_ne_bytes());
         b.extend_from_slice(&tid.to_ne_bytes());
@@ -134,7 +139,7 @@ impl Synth {
         b.extend_from_slice(&m.prot.to_ne_bytes());
         b.extend_from_slice(&m.flags.to_ne_bytes());
         put_str_padded(&mut b, &m.path);
-        self.finish(out, PERF_RECORD_MMAP2, MISC_USER, b);
+        self.finish(out, PERF_RECORD_MMAP2, MISC_USER | misc, b);
     }
 }
 

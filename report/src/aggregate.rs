@@ -871,6 +871,9 @@ pub struct Quality {
     pub throttled: u64,
     pub unknown_id: u64,
     pub bad_samples: u64,
+    /// MMAP records marked PROC_MAP_PARSE_TIMEOUT: processes whose
+    /// `/proc/PID/maps` the recorder stopped reading.
+    pub proc_map_timeouts: u64,
 }
 
 /// A display group (`--group`, or the file's GROUP_DESC).
@@ -1762,6 +1765,9 @@ fn build_naming(
                 machine.exit(t.tid as i32)
             }
             Record::Mmap(m) | Record::Mmap2(m) => {
+                if r.header.misc & prec_format::constants::misc::PROC_MAP_PARSE_TIMEOUT != 0 {
+                    quality.proc_map_timeouts += 1;
+                }
                 replay.invalidate((m.pid as i32 != -1).then_some(m.pid as i32));
                 machine.mmap(r.cpumode(), r.header.misc, &m);
             }

@@ -1346,6 +1346,12 @@ pub fn quality_notes(data: &ReportData) -> Vec<String> {
             q.throttled
         ));
     }
+    if q.proc_map_timeouts > 0 {
+        v.push(format!(
+            "the maps of {} processes running before the recording were not all read (the recorder's /proc/PID/maps timeout ran out): samples in the missing maps stay unresolved; record again with a longer --proc-map-timeout",
+            q.proc_map_timeouts
+        ));
+    }
     if q.unknown_id > 0 {
         v.push(format!(
             "{} samples belong to no event of the file and were skipped",

@@ -127,12 +127,12 @@ fn parse_switch_output(s: &str) -> Result<capture::SwitchOutput> {
 
 /// perf's `--max-size` (`parse_tag_value`): a number with a B, K, M or G
 /// unit (a bare number is bytes).
-fn parse_size(s: &str) -> Result<u64> {
+fn parse_size(option: &str, s: &str) -> Result<u64> {
     let t = s.trim();
     tag_value(t, &SIZE_UNITS)
         .or_else(|| tag_value(t, &SIZE_UNITS_LOWER))
         .or_else(|| t.parse().ok())
-        .ok_or_else(|| anyhow::anyhow!("invalid --max-size '{s}': expected a size like 10M"))
+        .ok_or_else(|| anyhow::anyhow!("invalid {option} '{s}': expected a size like 10M"))
 }
 
 /// x86-64 register names (perf's `sample_reg_masks`); `intr` allows XMM.
@@ -364,6 +364,8 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         sample_cpu: args.sample_cpu,
         sample_period: args.period,
         sample_weight: args.weight,
+        sample_transaction: args.transaction,
+        proc_map_timeout: args.proc_map_timeout.map(std::time::Duration::from_millis),
         switch_events: args.switch_events,
         namespaces: args.namespaces,
         per_thread: args.per_thread,
@@ -379,7 +381,16 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         switch_max_files: args.switch_max_files.unwrap_or(0),
         tail_synthesize: args.tail_synthesize,
         realtime: args.realtime.filter(|&p| p != 0),
-        max_size: args.max_size.as_deref().map(parse_size).transpose()?,
+        max_size: args
+            .max_size
+            .as_deref()
+            .map(|s| parse_size("--max-size", s))
+            .transpose()?,
+        mmap_flush: args
+            .mmap_flush
+            .as_deref()
+            .map(|s| parse_size("--mmap-flush", s))
+            .transpose()?,
         delay_ms: args.delay.filter(|&d| d > 0),
         inherit_stat: args.stat,
         user_regs: match &args.user_regs {
