@@ -23,7 +23,7 @@ pub enum Command {
     /// Run a command and record its profile into perf.data.
     // perf takes any unambiguous prefix of a long option (`--comm`).
     #[command(infer_long_args = true)]
-    Record(RecordArgs),
+    Record(Box<RecordArgs>),
     /// Read perf.data and display the profile.
     // perf takes any unambiguous prefix of a long option (`--comm`).
     #[command(infer_long_args = true)]
@@ -369,6 +369,10 @@ pub struct RecordArgs {
     /// Record the sample weight.
     #[arg(short = 'W', long = "weight")]
     pub weight: bool,
+    /// Where the thread reading the ring buffers runs while it reads each
+    /// one: `cpu` (on that buffer's CPU) or `node` (on its NUMA node's).
+    #[arg(long = "affinity", value_name = "node|cpu")]
+    pub affinity: Option<String>,
     /// Take data out of a CPU's ring buffer only once it holds this much
     /// (e.g. 64K; units B, K, M, G; at most a quarter of the buffer), except
     /// at the end.

@@ -98,6 +98,39 @@ pub enum SwitchOutput {
     Time(Duration),
 }
 
+/// perf record's `--affinity`: where the thread reading the rings runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Affinity {
+    /// Wherever the scheduler puts it.
+    #[default]
+    System,
+    /// On the CPUs of the NUMA node of the ring's CPU.
+    Node,
+    /// On the ring's CPU.
+    Cpu,
+}
+
+/// The CPUs the ring of `cpu` is read from under `affinity` (`None`: no
+/// change; a ring of any CPU, `--per-thread`'s, has none).
+fn affinity_mask(affinity: Affinity, cpu: u32) -> Option<Vec<u32>> {
+    match affinity {
+        Affinity::System => None,
+        _ if cpu == ANY_CPU => None,
+        Affinity::Cpu => Some(vec![cpu]),
+        Affinity::Node => {
+            let node_cpus = std::fs::read_dir("/sys/devices/system/node")
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with("node"))
+                .filter_map(|e| std::fs::read_to_string(e.path().join("cpulist")).ok())
+                .filter_map(|list| sys::parse_cpu_list(&list).ok())
+                .find(|cpus| cpus.contains(&cpu));
+            node_cpus.or_else(|| sys::online_cpus().ok())
+        }
+    }
+}
+
 /// perf record's less common options (all off by default).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RecordModes {
@@ -176,6 +209,9 @@ pub struct RecordModes {
     pub no_synth_tasks: bool,
     /// `--synth=task`: their COMM and FORK records, no MMAP2.
     pub no_synth_mmaps: bool,
+    /// `--affinity`: where the thread reading the rings runs while it reads
+    /// each one.
+    pub affinity: Affinity,
     /// `--mmap-flush`: bytes a ring must hold before it is read (but at
     /// the end), at most a quarter of it.
     pub mmap_flush: Option<u64>,
@@ -1120,10 +1156,14 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     }
     // Rings: first fd of each CPU owns it.
     let mut rings: Vec<(RingBuffer, i32)> = Vec::new();
-    for cpu_fds in &fds {
+    // Per ring, where --affinity reads it.
+    let mut ring_masks: Vec<Option<Vec<u32>>> = Vec::new();
+    for (i, cpu_fds) in fds.iter().enumerate() {
         let Some(first) = cpu_fds.first() else {
             continue;
         };
+        let cpu = if per_thread { ANY_CPU } else { cpus[i] };
+        ring_masks.push(affinity_mask(cfg.modes.affinity, cpu));
         let rb = RingBuffer::new(first.as_fd(), cfg.mmap_pages).map_err(|e| {
             RecordError(format!(
                 "failed to mmap the ring buffer ({} pages): {}{}",
@@ -1452,6 +1492,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     let mut wakeups = 0u64;
     let mut exit: Option<ExitStatus> = None;
     let mut zbuf: Vec<u8> = Vec::new();
+    let mut current_mask: Option<Vec<u32>> = None;
     let mut drain = |rings: &mut Vec<(RingBuffer, i32)>,
                      sink: &mut Sink,
                      tracker: &mut Tracker,
@@ -1459,16 +1500,23 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
                      last: bool|
      -> io::Result<bool> {
         buf.clear();
-        for (rb, _) in rings.iter_mut() {
+        let mut held_back = false;
+        for (i, (rb, _)) in rings.iter_mut().enumerate() {
             // perf's --mmap-flush (record__mmap_flush_parse caps it).
-            let flush = cfg
-                .modes
-                .mmap_flush
-                .unwrap_or(1)
-                .clamp(1, rb.data_size() / 4);
-            if last || rb.available() >= flush {
-                rb.read_available(buf);
+            let flush = cfg.modes.mmap_flush.unwrap_or(1);
+            if !last && rb.available() < flush.clamp(1, rb.data_size() / 4) {
+                held_back |= rb.available() > 0;
+                continue;
             }
+            // perf's record__adjust_affinity: only when the mask changes;
+            // a refusal (a CPU outside the allowed ones) leaves it as it was.
+            if let Some(mask) = ring_masks.get(i).and_then(Option::as_ref) {
+                if current_mask.as_ref() != Some(mask) {
+                    let _ = sys::set_affinity(mask);
+                    current_mask = Some(mask.clone());
+                }
+            }
+            rb.read_available(buf);
         }
         if buf.is_empty() {
             return Ok(false);
@@ -1484,7 +1532,10 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
         // time: a reader that flushed earlier rounds would have resolved
         // their samples without them (perf's own such files lose kernel
         // samples that way). Without rounds readers sort the whole file.
-        if !tail {
+        // Nor while a ring holds records back (--mmap-flush): they may be
+        // older than what this round has, and a reader flushing the round
+        // would meet them out of order (perf writes the round anyway).
+        if !tail && !held_back {
             synth::bare(buf, synth::PERF_RECORD_FINISHED_ROUND);
         }
         sink.write(buf)?;

@@ -218,6 +218,22 @@ pub fn set_fifo_priority(priority: i32) -> io::Result<()> {
     cvt(ret as libc::c_long).map(|_| ())
 }
 
+/// Lets the calling thread run only on `cpus` (perf's `--affinity`).
+pub fn set_affinity(cpus: &[u32]) -> io::Result<()> {
+    // SAFETY: cpu_set_t is plain data; all zeroes is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &cpu in cpus {
+        if (cpu as usize) < libc::CPU_SETSIZE as usize {
+            // SAFETY: `cpu` is below CPU_SETSIZE, within `set`.
+            unsafe { libc::CPU_SET(cpu as usize, &mut set) };
+        }
+    }
+    // SAFETY: `set` is a valid cpu_set_t of the size passed; pid 0 is the
+    // calling thread.
+    let ret = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    cvt(ret as libc::c_long).map(|_| ())
+}
+
 /// `PERF_EVENT_IOC_ENABLE`.
 pub fn ioc_enable(fd: BorrowedFd<'_>) -> io::Result<()> {
     ioctl_arg(fd, ioc::ENABLE, 0)

@@ -16,7 +16,7 @@ use crate::cli::{Cli, Command};
 /// Runs the chosen subcommand.
 pub fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
-        Command::Record(args) => record::run(args),
+        Command::Record(args) => record::run(*args),
         Command::Report(args) => report::run(*args),
         Command::Inject(args) => inject::run(args),
         Command::Script(args) => script::run(args),

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use prec_record::capture::{self, CallGraph, Output, RecordConfig, RecordModes};
+use prec_record::capture::{self, Affinity, CallGraph, Output, RecordConfig, RecordModes};
 use prec_record::events;
 use prec_record::sys;
 use prec_record::sysinfo;
@@ -365,6 +365,12 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         sample_period: args.period,
         sample_weight: args.weight,
         sample_transaction: args.transaction,
+        affinity: match args.affinity.as_deref() {
+            None => Affinity::System,
+            Some("node") => Affinity::Node,
+            Some("cpu") => Affinity::Cpu,
+            Some(other) => bail!("invalid --affinity '{other}': expected node or cpu"),
+        },
         proc_map_timeout: args.proc_map_timeout.map(std::time::Duration::from_millis),
         switch_events: args.switch_events,
         namespaces: args.namespaces,
