@@ -369,6 +369,10 @@ pub struct RecordArgs {
     /// Record the sample weight.
     #[arg(short = 'W', long = "weight")]
     pub weight: bool,
+    /// Write the data from a second thread, with up to N (1 to 4, default
+    /// 1) writes waiting for it.
+    #[arg(long = "aio", value_name = "N", num_args = 0..=1, require_equals = true, default_missing_value = "1")]
+    pub aio: Option<usize>,
     /// Where the thread reading the ring buffers runs while it reads each
     /// one: `cpu` (on that buffer's CPU) or `node` (on its NUMA node's).
     #[arg(long = "affinity", value_name = "node|cpu")]

@@ -529,33 +529,38 @@ fn kill(pid: i32, sig: &str) {
     let _ = Command::new("kill").args([sig, &pid.to_string()]).status();
 }
 
+/// Ctrl-C: the file is finished (also with --aio, whose writing thread
+/// has data queued).
 #[test]
 fn sigint_finishes_the_file() {
     if !require_perf_record() {
         return;
     }
     let dir = tempdir();
-    let a = dir.join("int.data");
-    let rec = prec()
-        .args(["record", "-o"])
-        .arg(&a)
-        .arg("--")
-        .arg(fixture_bin("hot3"))
-        .arg("50")
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    sleep(Duration::from_millis(500));
-    kill(rec.id() as i32, "-INT");
-    let t = Instant::now();
-    let o = rec.wait_with_output().unwrap();
-    assert!(t.elapsed() < Duration::from_secs(5));
-    // The workload died of SIGINT: 130.
-    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
-    let rep = assert_perf_reads_clean(&a);
-    assert!(rep.contains("hot_"), "{rep}");
-    let hdr = stdout_of(perf().args(["report", "--header-only", "-i"]).arg(&a));
-    assert!(hdr.contains("# cmdline :"), "{hdr}");
+    for extra in [&[][..], &["--aio=2"]] {
+        let a = dir.join("int.data");
+        let rec = prec()
+            .args(["record", "-o"])
+            .arg(&a)
+            .args(extra)
+            .arg("--")
+            .arg(fixture_bin("hot3"))
+            .arg("50")
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        sleep(Duration::from_millis(500));
+        kill(rec.id() as i32, "-INT");
+        let t = Instant::now();
+        let o = rec.wait_with_output().unwrap();
+        assert!(t.elapsed() < Duration::from_secs(5));
+        // The workload died of SIGINT: 130.
+        assert_eq!(o.status.code(), Some(130), "{extra:?}: {}", stderr(&o));
+        let rep = assert_perf_reads_clean(&a);
+        assert!(rep.contains("hot_"), "{extra:?}: {rep}");
+        let hdr = stdout_of(perf().args(["report", "--header-only", "-i"]).arg(&a));
+        assert!(hdr.contains("# cmdline :"), "{extra:?}: {hdr}");
+    }
 }
 
 /// Without a command or a target, perf records system-wide until Ctrl-C;

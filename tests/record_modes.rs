@@ -122,9 +122,9 @@ fn attrs_match_perf_for_each_option() {
         &["-I"],
         &["--transaction", "-W"],
         &["--mmap-flush", "16K"],
-        // perf 6.1 sometimes aborts with --affinity=node, and with
-        // --affinity=cpu beside a large --mmap-flush: see below.
-        &["--affinity=cpu"],
+        // (perf 6.1 aborts now and then with --affinity: see below.)
+        &["--aio"],
+        &["--aio=4", "-z"],
         &["--proc-map-timeout", "2000"],
         &["-R"],
         &["--all-user"],
@@ -1009,9 +1009,9 @@ fn tail_synthesize_like_perf() {
     );
 }
 
-/// `--affinity=node`, and `--affinity=cpu` with a large `--mmap-flush`:
-/// perf reads prec's files clean. (Not recorded by perf beside: perf 6.1
-/// aborts on one run in a few with these.)
+/// `--affinity=node|cpu`: perf reads prec's files clean. (Not recorded by
+/// perf beside: perf 6.1 corrupts its heap and aborts on one run in a few
+/// with this option.)
 #[test]
 fn affinity_files_read_clean() {
     if !require_perf_record() {
@@ -1021,6 +1021,7 @@ fn affinity_files_read_clean() {
     let file = dir.join("prec.data");
     for args in [
         &["--affinity=node"][..],
+        &["--affinity=cpu"],
         &["--affinity=cpu", "--mmap-flush", "1M"],
     ] {
         let mut q = vec!["-q"];

@@ -209,6 +209,8 @@ pub struct RecordModes {
     pub no_synth_tasks: bool,
     /// `--synth=task`: their COMM and FORK records, no MMAP2.
     pub no_synth_mmaps: bool,
+    /// `--aio=N`: the data written by a thread, up to N writes behind.
+    pub aio: Option<usize>,
     /// `--affinity`: where the thread reading the rings runs while it reads
     /// each one.
     pub affinity: Affinity,
@@ -872,29 +874,139 @@ impl Tracker {
     }
 }
 
-enum Sink {
+/// Where the records go: the file or pipe writer.
+enum Writer {
     File(FileWriter<File>),
     Pipe(PipeWriter<BufWriter<io::Stdout>>),
 }
 
-impl Sink {
+impl Writer {
     fn write(&mut self, b: &[u8]) -> io::Result<()> {
         match self {
-            Sink::File(w) => w.write_records(b),
-            Sink::Pipe(w) => w.write_records(b),
+            Writer::File(w) => w.write_records(b),
+            Writer::Pipe(w) => w.write_records(b),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
         match self {
-            Sink::File(w) => w.flush(),
-            Sink::Pipe(w) => w.flush(),
+            Writer::File(w) => w.flush(),
+            Writer::Pipe(w) => w.flush(),
         }
     }
     fn data_bytes(&self) -> u64 {
         match self {
-            Sink::File(w) => w.data_size(),
-            Sink::Pipe(w) => w.written(),
+            Writer::File(w) => w.data_size(),
+            Writer::Pipe(w) => w.written(),
         }
+    }
+}
+
+/// A [`Writer`], used directly or (perf's `--aio`) by a thread.
+enum Sink {
+    Direct(Writer),
+    Async(AsyncSink),
+}
+
+impl Sink {
+    /// With `aio` buffers (perf's `--aio=N`), `writer` used by a thread, up
+    /// to that many writes behind.
+    fn new(writer: Writer, aio: Option<usize>) -> io::Result<Sink> {
+        match aio {
+            Some(n) => AsyncSink::start(writer, n).map(Sink::Async),
+            None => Ok(Sink::Direct(writer)),
+        }
+    }
+    fn write(&mut self, b: &[u8]) -> io::Result<()> {
+        match self {
+            Sink::Direct(w) => w.write(b),
+            Sink::Async(a) => a.send(Chunk::Records(b.to_vec())),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Sink::Direct(w) => w.flush(),
+            Sink::Async(a) => a.send(Chunk::Flush),
+        }
+    }
+    fn data_bytes(&self) -> u64 {
+        match self {
+            Sink::Direct(w) => w.data_bytes(),
+            Sink::Async(a) => a.data_bytes,
+        }
+    }
+    /// The writer, once all writing is done.
+    fn into_writer(self) -> io::Result<Writer> {
+        match self {
+            Sink::Direct(w) => Ok(w),
+            Sink::Async(a) => a.finish(),
+        }
+    }
+}
+
+/// What [`AsyncSink`] hands its thread.
+enum Chunk {
+    Records(Vec<u8>),
+    Flush,
+}
+
+/// perf's `--aio`: the data written by a thread while the rings are read;
+/// at most `n` chunks wait for it.
+struct AsyncSink {
+    send: Option<std::sync::mpsc::SyncSender<Chunk>>,
+    thread: Option<std::thread::JoinHandle<io::Result<Writer>>>,
+    data_bytes: u64,
+}
+
+impl AsyncSink {
+    fn start(mut writer: Writer, n: usize) -> io::Result<AsyncSink> {
+        let data_bytes = writer.data_bytes();
+        let (send, receive) = std::sync::mpsc::sync_channel::<Chunk>(n.max(1));
+        let thread = std::thread::Builder::new()
+            .name("prec-aio".into())
+            .spawn(move || {
+                for chunk in receive {
+                    match chunk {
+                        Chunk::Records(b) => writer.write(&b)?,
+                        Chunk::Flush => writer.flush()?,
+                    }
+                }
+                Ok(writer)
+            })?;
+        Ok(AsyncSink {
+            send: Some(send),
+            thread: Some(thread),
+            data_bytes,
+        })
+    }
+
+    fn send(&mut self, chunk: Chunk) -> io::Result<()> {
+        let len = match &chunk {
+            Chunk::Records(b) => b.len() as u64,
+            Chunk::Flush => 0,
+        };
+        let sent = self.send.as_ref().is_some_and(|s| s.send(chunk).is_ok());
+        if !sent {
+            // The thread stopped at a write error: that error.
+            return Err(match self.join() {
+                Err(e) => e,
+                Ok(_) => io::Error::other("the writing thread stopped"),
+            });
+        }
+        self.data_bytes += len;
+        Ok(())
+    }
+
+    fn join(&mut self) -> io::Result<Writer> {
+        self.send = None;
+        match self.thread.take().map(std::thread::JoinHandle::join) {
+            Some(Ok(result)) => result,
+            Some(Err(_)) => Err(io::Error::other("the writing thread panicked")),
+            None => Err(io::Error::other("the writing thread already stopped")),
+        }
+    }
+
+    fn finish(mut self) -> io::Result<Writer> {
+        self.join()
     }
 }
 
@@ -1260,10 +1372,10 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
             },
         ));
     }
-    let mut sink = match &cfg.output {
+    let sink = match &cfg.output {
         Output::File(p) => {
             let f = create_output(p)?;
-            Sink::File(FileWriter::new(f, Endian::NATIVE, &writer_attrs)?)
+            Writer::File(FileWriter::new(f, Endian::NATIVE, &writer_attrs)?)
         }
         Output::Stdout => {
             let out = BufWriter::with_capacity(1 << 16, io::stdout());
@@ -1277,9 +1389,10 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
             if let Some(bytes) = &tracing_data {
                 w.write_tracing_data(bytes)?;
             }
-            Sink::Pipe(w)
+            Writer::Pipe(w)
         }
     };
+    let mut sink = Sink::new(sink, cfg.modes.aio)?;
 
     // Prologue.
     let first = &fattrs[0];
@@ -1592,7 +1705,8 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
                     ))
                 })?;
                 let f = create_output(path)?;
-                let next = Sink::File(FileWriter::new(f, Endian::NATIVE, &writer_attrs)?);
+                let next = Writer::File(FileWriter::new(f, Endian::NATIVE, &writer_attrs)?);
+                let next = Sink::new(next, cfg.modes.aio)?;
                 let done = std::mem::replace(&mut sink, next);
                 finish_sink(done, &host, cfg, &event_infos, &tracker)?;
                 note(
@@ -1748,8 +1862,8 @@ fn finish_sink(
     tracker: &Tracker,
 ) -> Result<u64, RecordError> {
     let data_bytes = sink.data_bytes();
-    match sink {
-        Sink::File(w) => {
+    match sink.into_writer()? {
+        Writer::File(w) => {
             let facts = RecordingFacts {
                 cmdline: cfg.cmdline.clone(),
                 events: event_infos.to_vec(),
@@ -1768,7 +1882,7 @@ fn finish_sink(
             let mut f = w.finish(&feats)?;
             f.flush()?;
         }
-        Sink::Pipe(w) => {
+        Writer::Pipe(w) => {
             let mut out = w.finish()?;
             out.flush()?;
         }

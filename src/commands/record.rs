@@ -365,6 +365,11 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         sample_period: args.period,
         sample_weight: args.weight,
         sample_transaction: args.transaction,
+        aio: match args.aio {
+            Some(n @ 1..=4) => Some(n),
+            Some(n) => bail!("invalid --aio={n}: expected 1 to 4 (perf's limit)"),
+            None => None,
+        },
         affinity: match args.affinity.as_deref() {
             None => Affinity::System,
             Some("node") => Affinity::Node,
