@@ -802,13 +802,10 @@ fn write_hists(
                     if grouped {
                         for (mi, t) in totals.iter().enumerate() {
                             let p = e.group_periods.get(mi).copied().unwrap_or(0);
-                            line.push_str(&format!("{:>8}", format!("{:.2}%", pct(p, *t))));
+                            line.push_str(&percent_cell(pct(p, *t), 8));
                         }
                     } else {
-                        line.push_str(&format!(
-                            "{:>8}",
-                            format!("{:.2}%", pct(e.period, totals[0]))
-                        ));
+                        line.push_str(&percent_cell(pct(e.period, totals[0]), 8));
                     }
                 }
                 Field::ModeOverhead(slot) => line.push_str(&mode_percents(e, *slot, &totals)),
@@ -823,13 +820,10 @@ fn write_hists(
                 Field::Children if grouped => {
                     for (mi, t) in totals.iter().enumerate() {
                         let p = e.group_acc.get(mi).copied().unwrap_or(0);
-                        line.push_str(&format!("{:>8}", format!("{:.2}%", pct(p, *t))));
+                        line.push_str(&percent_cell(pct(p, *t), 8));
                     }
                 }
-                Field::Children => line.push_str(&format!(
-                    "{:>8}",
-                    format!("{:.2}%", pct(e.acc_period(), totals[0]))
-                )),
+                Field::Children => line.push_str(&percent_cell(pct(e.acc_period(), totals[0]), 8)),
                 Field::Sample | Field::Period => {
                     let (v, g) = if *f == Field::Sample {
                         (e.nr_samples, &e.group_samples)
@@ -993,13 +987,10 @@ impl Hierarchy<'_> {
                 }
                 _ if grouped => {
                     for (p, t) in node.group_periods.iter().zip(self.totals) {
-                        line.push_str(&format!("{:>8}", format!("{:.2}%", pct(*p, *t))));
+                        line.push_str(&percent_cell(pct(*p, *t), 8));
                     }
                 }
-                _ => line.push_str(&format!(
-                    "{:>8}",
-                    format!("{:.2}%", pct(node.period, self.totals[0]))
-                )),
+                _ => line.push_str(&percent_cell(pct(node.period, self.totals[0]), 8)),
             }
         }
         line.push_str(&" ".repeat(self.key_indent()));
@@ -1134,8 +1125,15 @@ fn mode_cells(slot: usize, totals: &[u64], period: impl Fn(usize) -> u64) -> Str
     totals
         .iter()
         .enumerate()
-        .map(|(mi, t)| format!("{:>cw$}", format!("{:.2}%", pct(period(mi), *t))))
+        .map(|(mi, t)| percent_cell(pct(period(mi), *t), cw))
         .collect()
+}
+
+/// perf's `hpp__fmt` of a percentage in a column `width` wide: a space,
+/// the number in `width - 2`, the sign; wider numbers (over 999.99%, a
+/// `--children` total with `--sort time`) push the line right.
+fn percent_cell(percent: f64, width: usize) -> String {
+    format!(" {:>w$.2}%", percent, w = width.saturating_sub(2))
 }
 
 /// One entry with `-t SEP` (perf's `hist_entry__snprintf` with
@@ -1368,4 +1366,20 @@ pub fn quality_notes(data: &ReportData) -> Vec<String> {
         v.push(d.to_string());
     }
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::percent_cell;
+
+    /// perf 6.1 on a `-g` file with `--sort time` (children above 999.99%):
+    /// `   1286.26%    54.11%  68160.300000`, the wide number pushing its
+    /// line one column right.
+    #[test]
+    fn percentages_overflow_their_column_like_perf() {
+        assert_eq!(percent_cell(54.11, 8), "  54.11%");
+        assert_eq!(percent_cell(100.0, 8), " 100.00%");
+        assert_eq!(percent_cell(1286.26, 8), " 1286.26%");
+        assert_eq!(percent_cell(0.0, 9), "    0.00%");
+    }
 }
