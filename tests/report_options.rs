@@ -289,6 +289,9 @@ fn filter_options_match_perf() {
             &["--socket-filter", "0"],
             &["--socket-filter", "1", "--sort", "comm,dso"],
             &["--socket-filter", "1", "--sort", "dso"],
+            // Files without callchains: perf's error after the elided
+            // keys' lines.
+            &["-g", "--comms", "hot3", "--dsos", "libc.so.6"],
         ],
     );
 }

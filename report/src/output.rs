@@ -1232,8 +1232,10 @@ pub fn write_report(out: &mut dyn Write, data: &ReportData) -> io::Result<()> {
             "# To display the perf.data header info, please use --header/--header-only options."
         )?;
         writeln!(out, "#")?;
-        if no_samples(data) || data.options.parent_no_callchain || data.options.callgraph_missing {
-            // perf stops with "The <file> data has no samples!".
+        // perf stops with an error: --sort parent without callchains
+        // before the elided keys' lines, no samples and -g without
+        // callchains after them.
+        if data.options.parent_no_callchain {
             return Ok(());
         }
         for (k, v) in data.options.elided_keys() {
@@ -1243,6 +1245,9 @@ pub fn write_report(out: &mut dyn Write, data: &ReportData) -> io::Result<()> {
                 _ => "symbol",
             };
             writeln!(out, "# {name}: {v}")?;
+        }
+        if no_samples(data) || data.options.callgraph_missing {
+            return Ok(());
         }
         writeln!(out, "#")?;
         writeln!(out, "# Total Lost Samples: {}", data.total_lost_samples)?;
