@@ -435,8 +435,29 @@ fn refused_options_match_perf() {
             &["-g", "none"],
             &["--sort", "parent"],
             &["-U"],
+            // Refused where the samples carry no CPU.
+            &["-C", "0"],
         ],
     );
+    // The refusal itself, on stderr, as perf words it (report and script).
+    let no_cpu = own_fixture("hot3-default.data");
+    for tool in ["report", "script"] {
+        let o = prec()
+            .args([tool, "-C", "0", "-i"])
+            .arg(&no_cpu)
+            .output()
+            .expect("run prec");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("File does not contain CPU events. Remove -C option to proceed."),
+            "{tool}: {err}"
+        );
+        assert_eq!(
+            o.status.success(),
+            tool == "report",
+            "{tool}: as perf's status"
+        );
+    }
 }
 
 /// `--hierarchy`: perf's tree of entries (one level per sort key), its

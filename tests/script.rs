@@ -63,6 +63,8 @@ const OPTION_SETS: &[&[&str]] = &[
     &["--show-mmap-events"],
     &["--header-only"],
     &["--header-only", "-I"],
+    // Nothing left to print for events that are not tracepoints.
+    &["-F", "trace"],
 ];
 
 #[test]

@@ -1418,6 +1418,11 @@ impl<'f> Session<'f> {
         use std::fmt::Write as _;
         let a = &self.file.attrs()[rs.attr_index].attr;
         let f = self.fields_of(a);
+        // perf prints nothing for an event left without fields (`-F trace`
+        // of events that are not tracepoints).
+        if f == Fields::default() {
+            return;
+        }
         let misc = (rs.misc, RecordType::SAMPLE);
         self.start(s, f, a, rs.comm, rs.pid, rs.tid, rs.cpu, rs.time, misc);
         if f.has(OutField::Period) {

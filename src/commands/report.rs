@@ -327,6 +327,15 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     }
+    if args.cpu.is_some() && !samples_cpus(&file) {
+        if !args.quiet {
+            println!(
+                "# To display the perf.data header info, please use --header/--header-only options.\n#"
+            );
+        }
+        eprintln!("{NO_CPU_EVENTS}\nError:\nfailed to set cpu bitmap");
+        return Ok(ExitCode::SUCCESS);
+    }
     // perf's default order for a file of tracepoints is then one column
     // per tracepoint field (`trace_fields`), which prec does not have.
     let attrs = file.attrs();
@@ -380,6 +389,24 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     // one by one would only delay the exit.
     std::mem::forget(data);
     Ok(ExitCode::SUCCESS)
+}
+
+/// perf's refusal of `-C` (`perf_session__cpu_bitmap`).
+pub(crate) const NO_CPU_EVENTS: &str =
+    "File does not contain CPU events. Remove -C option to proceed.";
+
+/// Whether `-C` can select samples of `file`: perf requires the CPU in
+/// the samples of the first event of each type.
+pub(crate) fn samples_cpus(file: &prec_format::PerfFile<'_>) -> bool {
+    use prec_format::constants::sample_type::CPU;
+    let mut seen = Vec::new();
+    file.attrs().iter().all(|a| {
+        if seen.contains(&a.attr.type_) {
+            return true;
+        }
+        seen.push(a.attr.type_);
+        a.attr.sample_type & CPU != 0
+    })
 }
 
 /// `--time` of report and script, as perf parses it for `file`.

@@ -108,6 +108,10 @@ pub fn run(args: ScriptArgs) -> Result<ExitCode> {
         mapped.release_prefix(offset)
     }));
     let file = input.parse()?;
+    if args.cpu.is_some() && !crate::commands::report::samples_cpus(&file) {
+        eprintln!("{}", crate::commands::report::NO_CPU_EVENTS);
+        return Ok(ExitCode::FAILURE);
+    }
     opts.time = crate::commands::report::time_ranges(args.time.as_deref(), &file)?;
     opts.evswitch = crate::commands::report::evswitch(&args.evswitch, &file)?;
     let stdout = std::io::stdout();
