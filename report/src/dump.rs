@@ -60,9 +60,7 @@ pub fn dump_raw_trace<W: Write>(
     out: &mut W,
 ) -> io::Result<Option<prec_format::Error>> {
     let mut d = Dumper::new(file, name);
-    out.write_all(
-        b"# To display the perf.data header info, please use --header/--header-only options.\n#\n",
-    )?;
+    out.write_all(crate::output::HEADER_HINT.as_bytes())?;
     for r in file.raw_records() {
         match r {
             Ok(r) if r.header.kind == RecordType::COMPRESSED => d.stats.count_record(r.header.kind),

@@ -1218,6 +1218,10 @@ fn write_sep_line(
     }
 }
 
+/// The two lines perf report starts its output with.
+pub const HEADER_HINT: &str =
+    "# To display the perf.data header info, please use --header/--header-only options.\n#\n";
+
 /// No event has a sample left (perf's "data has no samples" error).
 pub fn no_samples(data: &ReportData) -> bool {
     data.hists.iter().all(|h| h.nr_samples == 0)
@@ -1227,11 +1231,7 @@ pub fn no_samples(data: &ReportData) -> bool {
 pub fn write_report(out: &mut dyn Write, data: &ReportData) -> io::Result<()> {
     let quiet = data.options.quiet;
     if !quiet {
-        writeln!(
-            out,
-            "# To display the perf.data header info, please use --header/--header-only options."
-        )?;
-        writeln!(out, "#")?;
+        out.write_all(HEADER_HINT.as_bytes())?;
         // perf stops with an error: --sort parent without callchains
         // before the elided keys' lines, no samples and -g without
         // callchains after them.

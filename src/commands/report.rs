@@ -329,9 +329,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     }
     if args.cpu.is_some() && !samples_cpus(&file) {
         if !args.quiet {
-            println!(
-                "# To display the perf.data header info, please use --header/--header-only options.\n#"
-            );
+            print!("{}", output::HEADER_HINT);
         }
         eprintln!("{NO_CPU_EVENTS}\nError:\nfailed to set cpu bitmap");
         return Ok(ExitCode::SUCCESS);
@@ -361,8 +359,8 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         write_header(&input, &file, args.show_info, true, &mut out)?;
         let mut report = Vec::new();
         output::write_report(&mut report, &data)?;
-        let hint = b"# To display the perf.data header info, please use --header/--header-only options.\n#\n";
-        let body = report.strip_prefix(&hint[..]).unwrap_or(&report[..]);
+        let hint = output::HEADER_HINT.as_bytes();
+        let body = report.strip_prefix(hint).unwrap_or(&report[..]);
         out.write_all(body)?;
     } else {
         output::write_report(&mut out, &data)?;
