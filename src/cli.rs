@@ -99,6 +99,10 @@ pub struct ScriptArgs {
     /// (optionally `type:` first, or +field/-field to change the defaults).
     #[arg(short = 'F', long = "fields", allow_hyphen_values = true)]
     pub fields: Option<String>,
+    /// Dump every record (as `prec report -D`), each sample followed by
+    /// its line.
+    #[arg(short = 'D', long = "dump-raw-trace")]
+    pub dump_raw_trace: bool,
     /// Show the perf.data header first.
     #[arg(long = "header")]
     pub header: bool,

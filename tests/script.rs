@@ -65,6 +65,8 @@ const OPTION_SETS: &[&[&str]] = &[
     &["--header-only", "-I"],
     // Nothing left to print for events that are not tracepoints.
     &["-F", "trace"],
+    // The dump, each sample followed by its line.
+    &["-D"],
 ];
 
 #[test]

@@ -59,8 +59,31 @@ pub fn dump_raw_trace<W: Write>(
     name: &str,
     out: &mut W,
 ) -> io::Result<Option<prec_format::Error>> {
-    let mut d = Dumper::new(file, name);
     out.write_all(crate::output::HEADER_HINT.as_bytes())?;
+    dump(Dumper::new(file, name), true, out)
+}
+
+/// `perf script -D`: the dump of `perf report -D`, each sample followed by
+/// its `perf script` text (`script_lines`, by record), without the hint
+/// before it and the stats after it; THREAD_MAP and CPU_MAP records are
+/// not "unhandled" there.
+pub fn dump_with_script<W: Write>(
+    file: &PerfFile<'_>,
+    name: &str,
+    script_lines: HashMap<usize, String>,
+    out: &mut W,
+) -> io::Result<Option<prec_format::Error>> {
+    let mut d = Dumper::new(file, name);
+    d.script_lines = Some(script_lines);
+    dump(d, false, out)
+}
+
+fn dump<W: Write>(
+    mut d: Dumper<'_, '_>,
+    with_stats: bool,
+    out: &mut W,
+) -> io::Result<Option<prec_format::Error>> {
+    let file = d.file;
     for r in file.raw_records() {
         match r {
             Ok(r) if r.header.kind == RecordType::COMPRESSED => d.stats.count_record(r.header.kind),
@@ -85,7 +108,9 @@ pub fn dump_raw_trace<W: Write>(
     if error.is_some() {
         return Ok(error);
     }
-    d.stats.print(file, false, out)?;
+    if with_stats {
+        d.stats.print(file, false, out)?;
+    }
     Ok(None)
 }
 
@@ -366,6 +391,9 @@ struct Dumper<'f, 'a> {
     /// Event names, made on the first READ record.
     names: Option<Vec<String>>,
     sample_reads: SampleReads,
+    /// `perf script -D`: each sample's script lines, by record (see
+    /// [`crate::script::ResolvedSample::record`]), printed after its dump.
+    script_lines: Option<HashMap<usize, String>>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -402,6 +430,7 @@ impl<'f, 'a: 'f> Dumper<'f, 'a> {
             arch,
             branch_mode: file.feature(FeatureId::BRANCH_STACK).is_some(),
             names: None,
+            script_lines: None,
         }
     }
 
@@ -567,7 +596,10 @@ impl<'f, 'a: 'f> Dumper<'f, 'a> {
                     }
                     _ => out.write_all(b"failed to get threads from event\n")?,
                 }
-                out.write_all(b": unhandled!\n")?;
+                // perf script handles it.
+                if self.script_lines.is_none() {
+                    out.write_all(b": unhandled!\n")?;
+                }
             }
             RecordType::CPU_MAP => {
                 out.write_all(b": ")?;
@@ -575,7 +607,9 @@ impl<'f, 'a: 'f> Dumper<'f, 'a> {
                     Some(cpus) => writeln!(out, "{}", cpu_list(&cpus))?,
                     None => out.write_all(b"failed to get cpumap from event\n")?,
                 }
-                out.write_all(b": unhandled!\n")?;
+                if self.script_lines.is_none() {
+                    out.write_all(b": unhandled!\n")?;
+                }
             }
             RecordType::TIME_CONV => {
                 if let Ok(Record::TimeConv {
@@ -796,6 +830,10 @@ impl<'f, 'a: 'f> Dumper<'f, 'a> {
                     };
                     writeln!(out, " ...... dso: {dso}")?;
                 }
+                let record = r.body.as_ptr() as usize;
+                if let Some(line) = self.script_lines.as_ref().and_then(|l| l.get(&record)) {
+                    out.write_all(line.as_bytes())?;
+                }
             }
             Record::Mmap(m) | Record::Mmap2(m) => {
                 write!(
@@ -948,6 +986,9 @@ impl<'f, 'a: 'f> Dumper<'f, 'a> {
             } => writeln!(out, " type {event_type}, flags {flags}, id {id}")?,
             Record::Cgroup { id, path } => writeln!(out, " cgroup: {id} {}", Cs(path))?,
             Record::AuxOutputHwId { hw_id } => writeln!(out, " hw_id: {}", Hx(hw_id))?,
+            // perf script handles them (its --show-throttle-events), and
+            // ends the line only with the next record's dump.
+            Record::Throttle { .. } | Record::Unthrottle { .. } if self.script_lines.is_some() => {}
             Record::Throttle { .. } | Record::Unthrottle { .. } => {
                 out.write_all(b": unhandled!\n")?
             }

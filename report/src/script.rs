@@ -457,6 +457,10 @@ pub struct Frame {
 /// A sample ready to print.
 #[derive(Debug)]
 pub struct ResolvedSample<'s> {
+    /// The sample's record, by the address of its bytes: the same in
+    /// another pass over the same [`PerfFile`] (see
+    /// [`crate::dump::dump_with_script`]).
+    pub record: usize,
     pub attr_index: usize,
     pub event: &'s str,
     pub comm: &'s str,
@@ -1222,6 +1226,7 @@ impl<'f> Session<'f> {
                                 .unwrap_or_default()
                         };
                         let rs = ResolvedSample {
+                            record: r.body.as_ptr() as usize,
                             attr_index: ai,
                             event: &self.names[ai],
                             comm: &comm,
@@ -1541,6 +1546,29 @@ pub fn write_script<W: Write>(
         |side| out.borrow_mut().write_all(side.as_bytes()),
     )?;
     Ok(session.warnings)
+}
+
+/// `perf script -D`: the dump of every record (see
+/// [`crate::dump::dump_with_script`]), each sample followed by its text.
+/// Returns the warnings to show, and the error that ended the dump early.
+#[allow(clippy::type_complexity)]
+pub fn write_dump_script<W: Write>(
+    file: &PerfFile<'_>,
+    opts: ScriptOptions,
+    name: &str,
+    out: &mut W,
+) -> Result<(Vec<String>, Option<prec_format::Error>), Box<dyn std::error::Error>> {
+    let mut session = Session::new(file, opts)?;
+    let mut lines: HashMap<usize, String> = HashMap::default();
+    session.walk(
+        |rs, sess| {
+            sess.format_sample(rs, lines.entry(rs.record).or_default());
+            Ok(())
+        },
+        |_| Ok(()),
+    )?;
+    let stopped = crate::dump::dump_with_script(file, name, lines, out)?;
+    Ok((session.warnings, stopped))
 }
 
 #[cfg(test)]

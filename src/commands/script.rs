@@ -125,6 +125,36 @@ pub fn run(args: ScriptArgs) -> Result<ExitCode> {
             return Ok(ExitCode::SUCCESS);
         }
     }
+    if args.dump_raw_trace {
+        let result = script::write_dump_script(&file, opts, &input.name, &mut out);
+        let (warnings, stopped) = match result {
+            Ok(r) => r,
+            Err(e) => {
+                let _ = out.flush();
+                if let Some(io) = e.downcast_ref::<std::io::Error>() {
+                    if io.kind() == std::io::ErrorKind::BrokenPipe {
+                        return Ok(ExitCode::SUCCESS);
+                    }
+                }
+                eprintln!("prec script: {e}");
+                return Ok(ExitCode::FAILURE);
+            }
+        };
+        match out.flush() {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(ExitCode::SUCCESS),
+            r => r?,
+        }
+        if !args.quiet {
+            for w in &warnings {
+                eprintln!("prec: {}: {w}", input.name);
+            }
+        }
+        if let Some(e) = stopped {
+            eprintln!("prec: {}: {e}", input.name);
+            return Ok(ExitCode::FAILURE);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let result = if args.folded {
         prec_report::folded::folded(&file, opts).and_then(|(lines, warnings)| {
             for (stack, count) in &lines {
