@@ -125,47 +125,20 @@ pub fn run(args: ScriptArgs) -> Result<ExitCode> {
             return Ok(ExitCode::SUCCESS);
         }
     }
-    if args.dump_raw_trace {
-        let result = script::write_dump_script(&file, opts, &input.name, &mut out);
-        let (warnings, stopped) = match result {
-            Ok(r) => r,
-            Err(e) => {
-                let _ = out.flush();
-                if let Some(io) = e.downcast_ref::<std::io::Error>() {
-                    if io.kind() == std::io::ErrorKind::BrokenPipe {
-                        return Ok(ExitCode::SUCCESS);
-                    }
-                }
-                eprintln!("prec script: {e}");
-                return Ok(ExitCode::FAILURE);
-            }
-        };
-        match out.flush() {
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(ExitCode::SUCCESS),
-            r => r?,
-        }
-        if !args.quiet {
-            for w in &warnings {
-                eprintln!("prec: {}: {w}", input.name);
-            }
-        }
-        if let Some(e) = stopped {
-            eprintln!("prec: {}: {e}", input.name);
-            return Ok(ExitCode::FAILURE);
-        }
-        return Ok(ExitCode::SUCCESS);
-    }
-    let result = if args.folded {
+    // Each way ends with its warnings, and the error that stopped a dump.
+    let result = if args.dump_raw_trace {
+        script::write_dump_script(&file, opts, &input.name, &mut out)
+    } else if args.folded {
         prec_report::folded::folded(&file, opts).and_then(|(lines, warnings)| {
             for (stack, count) in &lines {
                 writeln!(out, "{stack} {count}")?;
             }
-            Ok(warnings)
+            Ok((warnings, None))
         })
     } else {
-        script::write_script(&file, opts, &mut out)
+        script::write_script(&file, opts, &mut out).map(|w| (w, None))
     };
-    let warnings = match result {
+    let (warnings, stopped) = match result {
         Ok(w) => w,
         Err(e) => {
             // A closed pipe (`prec script | head`) ends quietly.
@@ -187,6 +160,10 @@ pub fn run(args: ScriptArgs) -> Result<ExitCode> {
         for w in &warnings {
             eprintln!("prec: {}: {w}", input.name);
         }
+    }
+    if let Some(e) = stopped {
+        eprintln!("prec: {}: {e}", input.name);
+        return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
 }
