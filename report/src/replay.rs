@@ -933,6 +933,7 @@ mod tests {
     /// Call trees as the tests set them: every tree of mixed children at
     /// `version`; walked again, a check finds its child at `rewalk`'s
     /// addresses; `descends` says whether a walk passed a reordered node.
+    #[derive(Clone, Copy)]
     struct TestTrees {
         version: u32,
         rewalk: Option<IpSpan>,
@@ -952,6 +953,16 @@ mod tests {
             self.descends
         }
     }
+
+    /// What the tests' remembered samples did: entry 1's own period, at
+    /// node 4 of its tree.
+    const EFFECT: Effect = Effect {
+        entry: 1,
+        own: true,
+        acc: false,
+        cpumode: 2,
+        node: 4,
+    };
 
     const AS_RECORDED: TestTrees = TestTrees {
         version: 3,
@@ -1029,13 +1040,7 @@ mod tests {
     #[test]
     fn tails_are_found_unless_a_check_compared_the_first_frame() {
         let mut r = SampleReplay::default();
-        let effect = Effect {
-            entry: 1,
-            own: true,
-            acc: false,
-            cpumode: 2,
-            node: 4,
-        };
+        let effect = EFFECT;
         let check_of = |frame: u32| Check {
             entry: 1,
             node: 0,
@@ -1085,11 +1090,6 @@ mod tests {
             descends: true,
         };
         assert_eq!(find(&mut r, 1, turned), Some(plain));
-        let turned = TestTrees {
-            version: 4,
-            rewalk: Some(span(0, 0x100)),
-            descends: true,
-        };
         assert_eq!(find(&mut r, 2, turned), None);
         // A reordering below the plain sample's walk leaves it stale.
         r.reordered(0, 1, 0);
@@ -1099,13 +1099,7 @@ mod tests {
     #[test]
     fn checked_samples_are_found_by_their_pinned_addresses() {
         let mut r = SampleReplay::default();
-        let effect = Effect {
-            entry: 1,
-            own: true,
-            acc: false,
-            cpumode: 2,
-            node: 4,
-        };
+        let effect = EFFECT;
         let check = Check {
             entry: 1,
             node: 0,
