@@ -109,7 +109,7 @@ fn symbols_of<Elf: FileHeader<Endian = Endianness>>(
         Table::Dynsym => elf::SHT_DYNSYM,
     };
     let symtab = sections.symbols(endian, data, sh_type)?;
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(symtab.len());
     for sym in symtab.symbols() {
         let ty = sym.st_type();
         let shndx = sym.st_shndx(endian);

@@ -587,8 +587,7 @@ fn read_symbols(
         );
         diagnostics.push((DiagnosticKind::NoSymbols, msg));
     }
-    bin.symbols = SymbolTable::build(syms, false, false);
-    bin.symbols.add_plt(plt);
+    bin.symbols = SymbolTable::build_elf(syms, plt);
     bin
 }
 

@@ -2,7 +2,7 @@
 
 use std::cell::OnceCell;
 
-use crate::rbtree::RbTree;
+use crate::rbtree::{RbTree, NIL};
 
 /// ELF-style symbol binding, as used by perf's `choose_best_symbol`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,15 +38,83 @@ impl Sym {
     }
 }
 
-/// A sorted symbol table. ELF tables also keep the shape of perf's symbol
+/// A sorted symbol table. ELF tables also know the shape of perf's symbol
 /// rbtree ([`RbTree`]): where symbols overlap (a zero-sized `_init`
 /// extended over the PLT, nested asm labels), perf 6.1's `symbols__find`
 /// returns the first containing symbol on its root-to-leaf path, which
-/// depends on that shape; elsewhere it agrees with a binary search.
+/// depends on that shape; elsewhere it agrees with a binary search. So the
+/// tree is only built when a lookup falls where symbols overlap: most
+/// never do, and for a big binary it is most of the table's cost.
 #[derive(Debug, Default)]
 pub(crate) struct SymbolTable {
     syms: Vec<Sym>,
-    tree: RbTree,
+    /// The address ranges (first, last) where symbols overlap or one has
+    /// no size, sorted: only there does perf's tree decide.
+    contested: Vec<(u64, u64)>,
+    /// How perf built its tree (ELF tables only).
+    shape: Option<TreeShape>,
+    tree: OnceCell<RbTree>,
+}
+
+/// The insertions and erasures perf 6.1 makes in a DSO's symbol tree.
+#[derive(Debug, Default)]
+struct TreeShape {
+    /// Per node (the symbol table's symbols in its order, then the PLT
+    /// entries): its start, and its symbol's index in the table ([`NIL`]
+    /// once erased).
+    nodes: Vec<(u64, u32)>,
+    /// The symbol-table nodes `symbols__fixup_duplicate` erased, in order;
+    /// the PLT entries are inserted after that.
+    erased: Vec<u32>,
+    symtab_nodes: usize,
+}
+
+impl TreeShape {
+    fn build(&self, syms: &[Sym]) -> RbTree {
+        let mut tree = RbTree::default();
+        for (id, &(start, _)) in self.nodes[..self.symtab_nodes].iter().enumerate() {
+            tree.insert(id, start);
+        }
+        for &id in &self.erased {
+            tree.erase(id as usize);
+        }
+        for (id, &(start, _)) in self.nodes.iter().enumerate().skip(self.symtab_nodes) {
+            tree.insert(id, start);
+        }
+        for (node, &(_, sym)) in tree.nodes.iter_mut().zip(&self.nodes) {
+            if let Some(s) = syms.get(sym as usize) {
+                node.sym = sym;
+                node.end = s.end;
+            }
+        }
+        tree
+    }
+}
+
+/// The address ranges of `syms` (sorted by start) where symbols overlap or
+/// have no size, merged.
+fn contested_ranges(syms: &[Sym]) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
+    // The current run of chained overlaps: its first start, last end
+    // (exclusive), and whether it needs the tree.
+    let mut run: Option<(u64, u64, bool)> = None;
+    for s in syms {
+        let end = s.end.max(s.start.saturating_add(1));
+        let zero = s.end <= s.start;
+        run = match run {
+            Some((first, last, _)) if s.start < last => Some((first, last.max(end), true)),
+            _ => {
+                if let Some((first, last, true)) = run {
+                    out.push((first, last - 1));
+                }
+                Some((s.start, end, zero))
+            }
+        };
+    }
+    if let Some((first, last, true)) = run {
+        out.push((first, last - 1));
+    }
+    out
 }
 
 fn leading_underscores(name: &str) -> usize {
@@ -125,28 +193,31 @@ impl SymbolTable {
             syms.sort_by_key(|s| s.start);
             if is_kallsyms {
                 fixup_end(&mut syms, true);
-                return SymbolTable {
-                    syms: fixup_duplicate(syms, keep_last_duplicate),
-                    tree: RbTree::default(),
-                };
+                return SymbolTable::without_shape(fixup_duplicate(syms, keep_last_duplicate));
             }
             let mut out = fixup_duplicate(syms, keep_last_duplicate);
             fixup_end(&mut out, false);
-            return SymbolTable {
-                syms: out,
-                tree: RbTree::default(),
-            };
+            return SymbolTable::without_shape(out);
         }
-        // Node ids are indexes into `syms`: the symbols move once, into
-        // the finished table (a big binary has tens of thousands).
-        let mut syms = syms;
-        let mut tree = RbTree::default();
-        for (i, sym) in syms.iter().enumerate() {
-            tree.insert(i, sym.start);
-        }
-        let order = tree.in_order();
+        SymbolTable::build_elf(syms, Vec::new())
+    }
+
+    /// [`Self::build`] of an ELF symbol table, then the synthesized PLT
+    /// symbols `plt` added after the fix-ups, like perf 6.1 does
+    /// (`dso__synthesize_plt_symbols` runs after `dso__load_sym` and only
+    /// inserts into the rbtree). A zero-sized symbol before the PLT
+    /// (typically `_init` in `.init`) has then already been extended over
+    /// the PLT; whether a PLT address finds it or the PLT entry depends on
+    /// which of the two perf's tree search meets first (`_init+0x30` in a
+    /// small program, `strlen@plt` in a big library).
+    pub fn build_elf(mut syms: Vec<Sym>, plt: Vec<Sym>) -> Self {
+        // The tree's in-order: by start, equal starts in insertion order.
+        let mut keys: Vec<(u64, usize)> = syms.iter().map(|s| s.start).zip(0..).collect();
+        keys.sort_unstable();
+        let order: Vec<usize> = keys.into_iter().map(|(_, i)| i).collect();
         fixup_end_in_order(&mut syms, &order);
         // symbols__fixup_duplicate, erasing from the tree in perf's order.
+        let mut erased = Vec::new();
         let mut kept: Option<usize> = None;
         for &id in &order {
             let (Some(prev), Some(sym)) = (kept.and_then(|k| syms.get(k)), syms.get(id)) else {
@@ -156,78 +227,61 @@ impl SymbolTable {
             if prev.start != sym.start {
                 kept = Some(id);
             } else if prefer_first_demangled(prev, sym) {
-                tree.erase(id);
+                erased.push(id as u32);
             } else {
                 if let Some(old) = kept {
-                    tree.erase(old);
+                    erased.push(old as u32);
                 }
                 kept = Some(id);
             }
         }
-        let mut table = SymbolTable {
-            syms: Vec::new(),
-            tree,
+        let symtab_nodes = syms.len();
+        let mut nodes: Vec<(u64, u32)> = syms.iter().chain(&plt).map(|s| (s.start, 0)).collect();
+        for &id in &erased {
+            nodes[id as usize].1 = NIL;
+        }
+        // PLT entries go after the symbols of equal start.
+        let mut plt_order: Vec<usize> = (symtab_nodes..nodes.len()).collect();
+        plt_order.sort_by_key(|&id| nodes[id].0);
+        let mut plt_order = plt_order.into_iter().peekable();
+        // The node at each place of the table; the erased ones last.
+        let mut merged = Vec::with_capacity(nodes.len());
+        for id in order.into_iter().filter(|&id| nodes[id].1 != NIL) {
+            merged.extend(std::iter::from_fn(|| {
+                plt_order.next_if(|&p| nodes[p].0 < nodes[id].0)
+            }));
+            merged.push(id);
+        }
+        merged.extend(plt_order);
+        let kept = merged.len();
+        for (place, &id) in merged.iter().enumerate() {
+            nodes[id].1 = place as u32;
+        }
+        merged.extend(erased.iter().map(|&id| id as usize));
+        // The symbols move in place (a big binary has tens of thousands:
+        // new memory for them costs more than the moves).
+        syms.extend(plt);
+        permute_in_place(&mut syms, &merged);
+        syms.truncate(kept);
+        let out = syms;
+        let shape = TreeShape {
+            symtab_nodes,
+            nodes,
+            erased,
         };
-        table.finish(syms.into_iter().map(Some).collect());
-        table
+        SymbolTable {
+            contested: contested_ranges(&out),
+            syms: out,
+            shape: Some(shape),
+            tree: OnceCell::new(),
+        }
     }
 
-    /// Stores the symbols of the tree's live nodes (`by_node`, indexed by
-    /// node id) in the tree's in-order and points each node at its
-    /// symbol's index.
-    fn finish(&mut self, mut by_node: Vec<Option<Sym>>) {
-        let mut out = Vec::with_capacity(by_node.len());
-        for id in self.tree.in_order() {
-            let Some(sym) = by_node.get_mut(id).and_then(Option::take) else {
-                continue;
-            };
-            let node = &mut self.tree.nodes[id];
-            node.end = sym.end;
-            node.sym = out.len() as u32;
-            out.push(sym);
+    fn without_shape(syms: Vec<Sym>) -> Self {
+        SymbolTable {
+            syms,
+            ..SymbolTable::default()
         }
-        self.syms = out;
-    }
-
-    /// Adds synthesized PLT symbols after the fix-ups, like perf 6.1 does
-    /// (`dso__synthesize_plt_symbols` runs after `dso__load_sym` and only
-    /// inserts into the rbtree). A zero-sized symbol before the PLT
-    /// (typically `_init` in `.init`) has then already been extended over
-    /// the PLT; whether a PLT address finds it or the PLT entry depends on
-    /// which of the two perf's tree search meets first (`_init+0x30` in a
-    /// small program, `strlen@plt` in a big library).
-    pub fn add_plt(&mut self, plt: Vec<Sym>) {
-        if plt.is_empty() {
-            return;
-        }
-        if self.tree.nodes.is_empty() && !self.syms.is_empty() {
-            // A table without perf's tree shape (kallsyms, JIT): keep its
-            // symbols first at equal starts, as the tree would.
-            let mut all = std::mem::take(&mut self.syms);
-            all.extend(plt);
-            all.sort_by_key(|s| s.start);
-            self.syms = all;
-            return;
-        }
-        // Existing nodes are found again through their symbol index.
-        let mut old: Vec<Option<Sym>> = std::mem::take(&mut self.syms)
-            .into_iter()
-            .map(Some)
-            .collect();
-        let mut by_node: Vec<Option<Sym>> = Vec::new();
-        by_node.resize_with(self.tree.nodes.len() + plt.len(), || None);
-        for (node, slot) in self.tree.nodes.iter().zip(by_node.iter_mut()) {
-            if !node.erased {
-                *slot = old.get_mut(node.sym as usize).and_then(Option::take);
-            }
-        }
-        for sym in plt {
-            let id = self.tree.insert(self.tree.nodes.len(), sym.start);
-            if let Some(slot) = by_node.get_mut(id) {
-                *slot = Some(sym);
-            }
-        }
-        self.finish(by_node);
     }
 
     /// Like [`Self::find`], but with `prefer_plt` the symbol starting last
@@ -242,10 +296,7 @@ impl SymbolTable {
     /// A table of symbols already sorted and fixed up (a cache's content).
     #[allow(dead_code)]
     pub fn from_sorted(syms: Vec<Sym>) -> Self {
-        SymbolTable {
-            syms,
-            tree: RbTree::default(),
-        }
+        SymbolTable::without_shape(syms)
     }
 
     /// The symbols, sorted by start address.
@@ -262,11 +313,16 @@ impl SymbolTable {
     /// `start` for a zero-sized one). Without a tree, the last symbol
     /// starting at or before `addr`, if it contains it.
     pub fn find(&self, addr: u64) -> Option<&Sym> {
-        if self.tree.nodes.is_empty() {
+        let (Some(shape), true) = (&self.shape, self.is_contested(addr)) else {
             return self.find_last_starting(addr);
-        }
-        let nodes = &self.tree.nodes;
-        let mut n = self.tree.root;
+        };
+        self.find_in(self.tree.get_or_init(|| shape.build(&self.syms)), addr)
+    }
+
+    /// perf's `symbols__find` in `tree`.
+    fn find_in(&self, tree: &RbTree, addr: u64) -> Option<&Sym> {
+        let nodes = &tree.nodes;
+        let mut n = tree.root;
         while let Some(node) = nodes.get(n as usize) {
             if addr < node.start {
                 n = node.left;
@@ -279,6 +335,13 @@ impl SymbolTable {
         None
     }
 
+    fn is_contested(&self, addr: u64) -> bool {
+        let i = self.contested.partition_point(|&(first, _)| first <= addr);
+        i.checked_sub(1)
+            .and_then(|i| self.contested.get(i))
+            .is_some_and(|&(_, last)| addr <= last)
+    }
+
     fn find_last_starting(&self, addr: u64) -> Option<&Sym> {
         let idx = self.syms.partition_point(|s| s.start <= addr);
         let sym = self.syms.get(idx.checked_sub(1)?)?;
@@ -288,6 +351,26 @@ impl SymbolTable {
     #[cfg(test)]
     pub fn iter(&self) -> impl Iterator<Item = &Sym> {
         self.syms.iter()
+    }
+}
+
+/// Reorders `items` so that place `i` holds what was at `from[i]` (`from`
+/// a permutation of the places).
+fn permute_in_place<T>(items: &mut [T], from: &[usize]) {
+    let mut done = vec![false; items.len()];
+    for start in 0..items.len() {
+        // Follow the cycle through `start`: each swap puts one item in place,
+        // and carries `start`'s item on to the place that wants it.
+        let mut at = start;
+        while !done[at] {
+            done[at] = true;
+            let src = from[at];
+            if src == start {
+                break;
+            }
+            items.swap(at, src);
+            at = src;
+        }
     }
 }
 
@@ -396,16 +479,14 @@ mod tests {
         // search returns it when it lies on the path to the PLT entry.
         // Symtab order m1, _init, m2: _init's node is the parent of the
         // PLT entry's.
-        let mut t = SymbolTable::build(
+        let t = SymbolTable::build_elf(
             vec![
                 sym(0x3000, 0x10, "m1"),
                 sym(0x1000, 0, "_init"),
                 sym(0x4000, 0x10, "m2"),
             ],
-            false,
-            false,
+            vec![sym(0x1020, 0x10, "a@plt")],
         );
-        t.add_plt(vec![sym(0x1020, 0x10, "a@plt")]);
         let names: Vec<&str> = t.iter().map(|s| &*s.name).collect();
         assert_eq!(names, ["_init", "a@plt", "m1", "m2"]);
         assert_eq!(t.find(0x1024).map(|s| &*s.name), Some("_init"));
@@ -415,14 +496,66 @@ mod tests {
 
         // Symtab order _init, main: the PLT insertions rotate a@plt to the
         // root and b@plt below main, so neither search meets _init.
-        let mut t = SymbolTable::build(
+        let t = SymbolTable::build_elf(
             vec![sym(0x1000, 0, "_init"), sym(0x2000, 0x10, "main")],
-            false,
-            false,
+            vec![sym(0x1020, 0x10, "a@plt"), sym(0x1030, 0x10, "b@plt")],
         );
-        t.add_plt(vec![sym(0x1020, 0x10, "a@plt"), sym(0x1030, 0x10, "b@plt")]);
         assert_eq!(t.find(0x1024).map(|s| &*s.name), Some("a@plt"));
         assert_eq!(t.find(0x1034).map(|s| &*s.name), Some("b@plt"));
         assert_eq!(t.find(0x1010).map(|s| &*s.name), Some("_init"));
+    }
+
+    #[test]
+    fn binary_search_outside_contested_ranges_agrees_with_the_tree() {
+        // Tables with nested, overlapping, zero-sized and duplicate
+        // symbols and PLT entries: every address finds what a walk of the
+        // whole tree finds, though the tree is only built for the
+        // contested ranges.
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for round in 0..200 {
+            let count = 1 + next(40);
+            let mut syms = Vec::new();
+            for i in 0..count {
+                let start = 0x1000 + next(0x400) * 4;
+                let size = match next(4) {
+                    0 => 0,
+                    1 => next(0x40),
+                    _ => next(0x10) * 4,
+                };
+                let binding = [Binding::Global, Binding::Weak, Binding::Local][next(3) as usize];
+                syms.push(Sym::new(start, size, binding, &format!("s{i}")));
+            }
+            let plt = (0..next(4))
+                .map(|i| sym(0x1000 + next(0x400) * 4, 0x10, &format!("p{i}@plt")))
+                .collect();
+            let t = SymbolTable::build_elf(syms, plt);
+            let Some(shape) = &t.shape else {
+                panic!("an ELF table has a tree shape");
+            };
+            // Each kept node's symbol moved to its place, in start order.
+            assert!(t.syms.windows(2).all(|w| w[0].start <= w[1].start));
+            for (id, &(_, at)) in shape.nodes.iter().enumerate() {
+                let Some(placed) = t.syms.get(at as usize) else {
+                    continue;
+                };
+                let name = match id.checked_sub(shape.symtab_nodes) {
+                    Some(j) => format!("p{j}@plt"),
+                    None => format!("s{id}"),
+                };
+                assert_eq!(*placed.name, name, "round {round}");
+            }
+            let whole = shape.build(&t.syms);
+            for addr in 0xff0..0x2100 {
+                let lazily = t.find(addr).map(|s| &*s.name);
+                let walked = t.find_in(&whole, addr).map(|s| &*s.name);
+                assert_eq!(lazily, walked, "round {round}, address {addr:#x}");
+            }
+        }
     }
 }
