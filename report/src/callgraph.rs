@@ -436,8 +436,6 @@ struct TNode {
     /// Own hits (chains ending here) and sample count.
     hit: u64,
     count: u64,
-    cumul: u64,
-    cumul_count: u64,
     /// (frame, node) of each child, in the order they were added until
     /// [`CallTree::finish`], then in perf's tree order. The frame is kept
     /// beside the index so a lookup does not visit every child node.
@@ -576,6 +574,10 @@ pub struct CallTree {
     reordered: Vec<u32>,
     /// Each node's parent (the root's is 0).
     parents: Vec<u32>,
+    /// Each node's hits and samples with its descendants', from
+    /// [`CallTree::finish`] (apart from the nodes: only the output reads
+    /// them, and the appends walk the nodes).
+    cumuls: Vec<(u64, u64)>,
 }
 
 /// Children a node may have before [`CallTree::append`] indexes them.
@@ -617,6 +619,7 @@ impl Default for CallTree {
             last_span: IpSpan::ANY,
             reordered: Vec::new(),
             parents: vec![0],
+            cumuls: Vec::new(),
         }
     }
 }
@@ -627,8 +630,6 @@ impl TNode {
             frame,
             hit: 0,
             count: 0,
-            cumul: 0,
-            cumul_count: 0,
             children: Children::None,
             child_kinds: 0,
             children_mixed: false,
@@ -978,14 +979,15 @@ impl CallTree {
     pub fn finish(&mut self, key: Key, frames: &Frames, strings: &Strings) {
         // Nodes are created after their parents: a reverse sweep is
         // post-order enough for sums.
+        self.cumuls = vec![(0, 0); self.nodes.len()];
         for i in (0..self.nodes.len()).rev() {
             let (mut c, mut cc) = (self.nodes[i].hit, self.nodes[i].count);
             for &(_, ch) in &self.nodes[i].children {
-                c += self.nodes[ch as usize].cumul;
-                cc += self.nodes[ch as usize].cumul_count;
+                let (chc, chcc) = self.cumuls[ch as usize];
+                c += chc;
+                cc += chcc;
             }
-            self.nodes[i].cumul = c;
-            self.nodes[i].cumul_count = cc;
+            self.cumuls[i] = (c, cc);
         }
         self.wide = HashMap::default();
         let cmp = Cmp {
@@ -1017,7 +1019,12 @@ impl CallTree {
 
     /// Total hits of the tree.
     pub fn total(&self) -> u64 {
-        self.nodes[0].cumul
+        self.cumuls.first().map_or(0, |c| c.0)
+    }
+
+    /// Node `node`'s cumulated hits and samples ([`Self::finish`]).
+    fn cumul(&self, node: u32) -> (u64, u64) {
+        self.cumuls.get(node as usize).copied().unwrap_or_default()
     }
 }
 
@@ -1068,12 +1075,13 @@ impl CallTree {
             run.push(cur);
         }
         let last = &self.nodes[cur as usize];
+        let (cumul, cumul_count) = self.cumul(cur);
         RNode {
             run,
             hit: last.hit,
             count: last.count,
-            children_hit: last.cumul - last.hit,
-            children_count: last.cumul_count - last.count,
+            children_hit: cumul - last.hit,
+            children_count: cumul_count - last.count,
         }
     }
 
@@ -1161,10 +1169,10 @@ impl Printer<'_> {
     /// (`None` = the root), per perf's `__sort_chain_graph_abs/rel`.
     fn sorted(&self, at: Option<u32>, min_hit: u64) -> Vec<RNode> {
         let (kids, children_hit) = match at {
-            None => (self.tree.rchildren(0), self.tree.nodes[0].cumul),
+            None => (self.tree.rchildren(0), self.tree.cumul(0).0),
             Some(t) => {
                 let n = &self.tree.nodes[t as usize];
-                (self.tree.rchildren(t), n.cumul - n.hit)
+                (self.tree.rchildren(t), self.tree.cumul(t).0 - n.hit)
             }
         };
         let min = match self.p.mode {
@@ -1288,10 +1296,10 @@ impl Printer<'_> {
             if self.p.value == Value::Count {
                 // child->parent->children_count - cumul_count
                 let pc = match at {
-                    None => self.tree.nodes[0].cumul_count,
+                    None => self.tree.cumul(0).1,
                     Some(t) => {
                         let n = &self.tree.nodes[t as usize];
-                        n.cumul_count - n.count
+                        self.tree.cumul(t).1 - n.count
                     }
                 };
                 let c = pc as i64 - cumul_count_sum as i64;
