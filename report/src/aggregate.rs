@@ -2838,7 +2838,7 @@ fn build_hierarchy(
 ) -> (Vec<HierNode>, Vec<usize>) {
     // perf 6.1 shows elided keys as levels.
     let levels = &d.options.sort;
-    let cmp = KeyCmp { d };
+    let cmp = KeyCmp::new(d);
     // The filters whose level (key) perf's hist_entry__check_and_remove_filter
     // looks for.
     let o = &d.options;
@@ -3467,12 +3467,42 @@ fn branch_cmp(d: &ReportData, k: SortKey, a: &Entry, b: &Entry) -> Ordering {
 /// perf's comparators of two entries by one sort key.
 struct KeyCmp<'a> {
     d: &'a ReportData,
+    /// Each comm's place in the order of the comms' names, and each DSO's
+    /// in that of their shown names (equal names, equal places): sorting
+    /// compares entries' comms and DSOs again and again.
+    comm_ranks: Vec<u32>,
+    dso_ranks: Vec<u32>,
+}
+
+/// The place of each of `count` names (by index) in their byte order,
+/// equal names sharing one.
+fn name_ranks<'n>(count: usize, name: impl Fn(u32) -> &'n str) -> Vec<u32> {
+    let mut by_name: Vec<u32> = (0..count as u32).collect();
+    by_name.sort_by(|&a, &b| scmp(name(a), name(b)));
+    let mut ranks = vec![0; count];
+    let mut rank = 0;
+    for (i, pair) in by_name.iter().enumerate() {
+        if i > 0 && name(by_name[i - 1]) != name(*pair) {
+            rank += 1;
+        }
+        ranks[*pair as usize] = rank;
+    }
+    ranks
 }
 
 impl<'a> KeyCmp<'a> {
-    fn dso_name(&self, e: &Entry) -> Option<&'a str> {
-        e.map
-            .map(|m| self.d.machine.dsos.get(m.dso).shown_name.as_str())
+    fn new(d: &'a ReportData) -> Self {
+        let (comms, dsos) = (&d.machine.comms, &d.machine.dsos);
+        KeyCmp {
+            d,
+            comm_ranks: name_ranks(comms.len(), |c| comms.get(CommId(c))),
+            dso_ranks: name_ranks(dsos.len(), |id| dsos.get(DsoId(id)).shown_name.as_str()),
+        }
+    }
+
+    /// The place of the entry's DSO's shown name (None without a map).
+    fn dso_rank(&self, e: &Entry) -> Option<u32> {
+        e.map.map(|m| self.dso_ranks[m.dso.0 as usize])
     }
 
     fn sym_of(&self, e: &Entry) -> Option<&'a Sym> {
@@ -3486,9 +3516,11 @@ impl<'a> KeyCmp<'a> {
         let src = |e: &Entry| e.srcline.map_or("??:0", |s| d.strings.get(s));
         let srcfile = |e: &Entry| e.srcfile.map_or("", |s| d.strings.get(s));
         match k {
-            SortKey::Comm => scmp(d.machine.comms.get(a.comm), d.machine.comms.get(b.comm)),
+            SortKey::Comm => {
+                self.comm_ranks[a.comm.0 as usize].cmp(&self.comm_ranks[b.comm.0 as usize])
+            }
             SortKey::Pid | SortKey::Tid => tid(a).cmp(&tid(b)),
-            SortKey::Dso => null_last(self.dso_name(a), self.dso_name(b), scmp),
+            SortKey::Dso => null_last(self.dso_rank(a), self.dso_rank(b), |x, y| x.cmp(&y)),
             SortKey::Sym | SortKey::SymOff | SortKey::IpcNull => Ordering::Equal,
             // perf's _sort__sym_size_cmp / _sort__dso_size_cmp.
             SortKey::SymSize => entry_sym_size(d, a)
@@ -3524,7 +3556,7 @@ impl<'a> KeyCmp<'a> {
                     // (kernel addresses sort before user ones).
                     (a.addr.wrapping_sub(b.addr) as i64).cmp(&0)
                 } else {
-                    null_last(self.dso_name(a), self.dso_name(b), scmp).then_with(|| {
+                    null_last(self.dso_rank(a), self.dso_rank(b), |x, y| x.cmp(&y)).then_with(|| {
                         null_last(self.sym_of(a), self.sym_of(b), |x, y| {
                             // perf's _sort__sym_cmp: an inline frame's
                             // symbol is its function's name over its range,
@@ -3580,7 +3612,7 @@ fn sort_entries(data: &mut ReportData, hi: usize) -> Vec<usize> {
     });
     let keys = data.options.sort.clone();
     let d = &*data;
-    let cmp = KeyCmp { d };
+    let cmp = KeyCmp::new(d);
     // perf's collapsed-tree order (se_cmp of each key).
     let collapse = |a: &Entry, b: &Entry| -> Ordering {
         keys.iter()

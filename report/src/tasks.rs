@@ -95,6 +95,15 @@ impl Comms {
     pub fn get(&self, id: CommId) -> &str {
         self.names.get(id.0 as usize).map_or("", String::as_str)
     }
+
+    /// How many comms there are (handles are `0..len`).
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
 }
 
 /// Where a sample address landed.
