@@ -2,7 +2,8 @@
 //! PT_LOAD segments, build-id and .gnu_debuglink. Everything is extracted
 //! once into owned data; nothing here panics on malformed input.
 
-use super::symtab::{Binding, Sym};
+use super::symtab::{Binding, Sym, SymName};
+use super::FileBytes;
 use object::elf;
 use object::read::elf::{FileHeader, Rel, Rela, SectionHeader, Sym as ElfSym};
 use object::{Endianness, FileKind, Object, ObjectSection, ObjectSegment, SectionKind};
@@ -87,19 +88,22 @@ pub(crate) enum Table {
 /// 6.1's `dso__load_sym`: named STT_FUNC / STT_GNU_IFUNC / STT_OBJECT
 /// symbols of a loaded, defined section, plus visible STT_NOTYPE labels of
 /// a "text" or "data" section.
-pub(crate) fn function_symbols(data: &[u8], table: Table) -> Result<Vec<Sym>, String> {
+/// Names that are UTF-8 are not copied: they point into `file`.
+pub(crate) fn function_symbols(file: &FileBytes, table: Table) -> Result<Vec<Sym>, String> {
+    let data: &[u8] = file;
     match FileKind::parse(data) {
-        Ok(FileKind::Elf32) => symbols_of::<elf::FileHeader32<Endianness>>(data, table),
-        Ok(FileKind::Elf64) => symbols_of::<elf::FileHeader64<Endianness>>(data, table),
+        Ok(FileKind::Elf32) => symbols_of::<elf::FileHeader32<Endianness>>(file, table),
+        Ok(FileKind::Elf64) => symbols_of::<elf::FileHeader64<Endianness>>(file, table),
         _ => return Err("not an ELF file".into()),
     }
     .map_err(|e| format!("cannot read symbol table: {e}"))
 }
 
 fn symbols_of<Elf: FileHeader<Endian = Endianness>>(
-    data: &[u8],
+    file: &FileBytes,
     table: Table,
 ) -> object::Result<Vec<Sym>> {
+    let data: &[u8] = file;
     let header = Elf::parse(data)?;
     let endian = header.endian()?;
     let machine = header.e_machine(endian);
@@ -163,11 +167,22 @@ fn symbols_of<Elf: FileHeader<Endian = Endianness>>(
         let size: u64 = sym.st_size(endian).into();
         // from_utf8 checks ASCII a word at a time; the lossy conversion
         // goes byte by byte, which showed in loading large tables.
-        let name = match std::str::from_utf8(raw_name) {
-            Ok(name) => std::borrow::Cow::Borrowed(name),
-            Err(_) => String::from_utf8_lossy(raw_name),
+        let at = (raw_name.as_ptr() as usize).wrapping_sub(data.as_ptr() as usize);
+        let name = match (
+            std::str::from_utf8(raw_name),
+            u32::try_from(at),
+            u32::try_from(raw_name.len()),
+        ) {
+            (Ok(_), Ok(at), Ok(len)) if at as usize + len as usize <= data.len() => {
+                SymName::InFile {
+                    file: file.clone(),
+                    at,
+                    len,
+                }
+            }
+            _ => SymName::Own(String::from_utf8_lossy(raw_name).into()),
         };
-        out.push(Sym::new(start, size, binding, &name));
+        out.push(Sym::named(start, size, binding, name));
     }
     Ok(out)
 }

@@ -833,7 +833,7 @@ impl Symbolizer {
             };
             match demangle::demangle_with(base, self.options.demangle_params) {
                 Some(d) => format!("{d}{suffix}").into_boxed_str(),
-                None => sym.name.clone(),
+                None => (*sym.name).into(),
             }
         }))
     }

@@ -1,6 +1,9 @@
 //! Sorted, immutable symbol tables with perf's duplicate and end fix-ups.
 
 use std::cell::OnceCell;
+use std::ops::Deref;
+
+use super::FileBytes;
 
 use crate::rbtree::{RbTree, NIL};
 
@@ -18,7 +21,7 @@ pub(crate) struct Sym {
     pub start: u64,
     pub end: u64,
     pub binding: Binding,
-    pub name: Box<str>,
+    pub name: SymName,
     /// Kernel module name for kallsyms entries (`[ext4]` → `ext4`).
     pub module: Option<Box<str>>,
     /// Demangled name, computed on first use.
@@ -27,14 +30,52 @@ pub(crate) struct Sym {
 
 impl Sym {
     pub fn new(start: u64, size: u64, binding: Binding, name: &str) -> Self {
+        Sym::named(start, size, binding, SymName::Own(name.into()))
+    }
+
+    pub fn named(start: u64, size: u64, binding: Binding, name: SymName) -> Self {
         Sym {
             start,
             end: start.saturating_add(size),
             binding,
-            name: name.into(),
+            name,
             module: None,
             demangled: OnceCell::new(),
         }
+    }
+}
+
+/// A symbol's name: its own copy, or where it is in the binary read. A big
+/// binary's names are megabytes (Rust's mangled names are long), and a
+/// copy of each took most of the time of reading its table, which the
+/// report waits for.
+#[derive(Clone)]
+pub(crate) enum SymName {
+    Own(Box<str>),
+    /// `len` bytes at `at` in `file`, checked to be UTF-8 when read.
+    InFile {
+        file: FileBytes,
+        at: u32,
+        len: u32,
+    },
+}
+
+impl Deref for SymName {
+    type Target = str;
+    fn deref(&self) -> &str {
+        match self {
+            SymName::Own(name) => name,
+            SymName::InFile { file, at, len } => file
+                .get(*at as usize..(*at as usize).saturating_add(*len as usize))
+                .and_then(|bytes| std::str::from_utf8(bytes).ok())
+                .unwrap_or_default(),
+        }
+    }
+}
+
+impl std::fmt::Debug for SymName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self, f)
     }
 }
 
