@@ -3556,7 +3556,8 @@ impl<'a> KeyCmp<'a> {
                     // (kernel addresses sort before user ones).
                     (a.addr.wrapping_sub(b.addr) as i64).cmp(&0)
                 } else {
-                    null_last(self.dso_rank(a), self.dso_rank(b), |x, y| x.cmp(&y)).then_with(|| {
+                    let dsos = null_last(self.dso_rank(a), self.dso_rank(b), |x, y| x.cmp(&y));
+                    dsos.then_with(|| {
                         null_last(self.sym_of(a), self.sym_of(b), |x, y| {
                             // perf's _sort__sym_cmp: an inline frame's
                             // symbol is its function's name over its range,
