@@ -720,8 +720,15 @@ impl Symbolizer {
                     }
                     let expected = (!expected.is_empty()).then_some(&expected[..]);
                     let prepared = prepare_binary(&options, path, expected, Err(no_vdso()));
+                    let tree = prepared
+                        .binary
+                        .as_ref()
+                        .and_then(|b| b.symbols.tree_builder());
                     if send.send((i, prepared)).is_err() {
                         return;
+                    }
+                    if let Some(build) = tree {
+                        build();
                     }
                 }
             });

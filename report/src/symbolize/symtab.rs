@@ -2,6 +2,7 @@
 
 use std::cell::OnceCell;
 use std::ops::Deref;
+use std::sync::{Arc, OnceLock};
 
 use super::FileBytes;
 
@@ -84,18 +85,26 @@ impl std::fmt::Debug for SymName {
 /// extended over the PLT, nested asm labels), perf 6.1's `symbols__find`
 /// returns the first containing symbol on its root-to-leaf path, which
 /// depends on that shape; elsewhere it agrees with a binary search. So the
-/// tree is only built when a lookup falls where symbols overlap: most
-/// never do, and for a big binary it is most of the table's cost.
+/// tree is built apart from the table (a big binary's costs as much again),
+/// by [`SymbolTable::tree_builder`] on another thread, or at the first
+/// lookup where symbols overlap.
 #[derive(Debug, Default)]
 pub(crate) struct SymbolTable {
     syms: Vec<Sym>,
+    /// The symbols' starts, for the binary search (a big table's symbols
+    /// are megabytes), and every [`STRIDE`]-th of them.
+    starts: Vec<u64>,
+    sparse: Vec<u64>,
     /// The address ranges (first, last) where symbols overlap or one has
     /// no size, sorted: only there does perf's tree decide.
     contested: Vec<(u64, u64)>,
     /// How perf built its tree (ELF tables only).
-    shape: Option<TreeShape>,
-    tree: OnceCell<RbTree>,
+    shape: Option<Arc<TreeShape>>,
+    tree: Arc<OnceLock<RbTree>>,
 }
+
+/// Symbols per block of [`SymbolTable::find`]'s first search.
+const STRIDE: usize = 64;
 
 /// The insertions and erasures perf 6.1 makes in a DSO's symbol tree.
 #[derive(Debug, Default)]
@@ -108,10 +117,12 @@ struct TreeShape {
     /// the PLT entries are inserted after that.
     erased: Vec<u32>,
     symtab_nodes: usize,
+    /// Each node's symbol's end (after the fix-ups).
+    ends: Vec<u64>,
 }
 
 impl TreeShape {
-    fn build(&self, syms: &[Sym]) -> RbTree {
+    fn build(&self) -> RbTree {
         let mut tree = RbTree::default();
         for (id, &(start, _)) in self.nodes[..self.symtab_nodes].iter().enumerate() {
             tree.insert(id, start);
@@ -122,10 +133,10 @@ impl TreeShape {
         for (id, &(start, _)) in self.nodes.iter().enumerate().skip(self.symtab_nodes) {
             tree.insert(id, start);
         }
-        for (node, &(_, sym)) in tree.nodes.iter_mut().zip(&self.nodes) {
-            if let Some(s) = syms.get(sym as usize) {
+        for ((node, &(_, sym)), &end) in tree.nodes.iter_mut().zip(&self.nodes).zip(&self.ends) {
+            if sym != NIL {
                 node.sym = sym;
-                node.end = s.end;
+                node.end = end;
             }
         }
         tree
@@ -305,21 +316,30 @@ impl SymbolTable {
         permute_in_place(&mut syms, &merged);
         syms.truncate(kept);
         let out = syms;
+        let ends = nodes
+            .iter()
+            .map(|&(_, at)| out.get(at as usize).map_or(0, |s| s.end))
+            .collect();
         let shape = TreeShape {
             symtab_nodes,
             nodes,
             erased,
+            ends,
         };
         SymbolTable {
             contested: contested_ranges(&out),
+            starts: out.iter().map(|s| s.start).collect(),
+            sparse: out.iter().step_by(STRIDE).map(|s| s.start).collect(),
             syms: out,
-            shape: Some(shape),
-            tree: OnceCell::new(),
+            shape: Some(Arc::new(shape)),
+            tree: Arc::default(),
         }
     }
 
     fn without_shape(syms: Vec<Sym>) -> Self {
         SymbolTable {
+            starts: syms.iter().map(|s| s.start).collect(),
+            sparse: syms.iter().step_by(STRIDE).map(|s| s.start).collect(),
             syms,
             ..SymbolTable::default()
         }
@@ -357,7 +377,18 @@ impl SymbolTable {
         let (Some(shape), true) = (&self.shape, self.is_contested(addr)) else {
             return self.find_last_starting(addr);
         };
-        self.find_in(self.tree.get_or_init(|| shape.build(&self.syms)), addr)
+        self.find_in(self.tree.get_or_init(|| shape.build()), addr)
+    }
+
+    /// Where lookups will need perf's tree (symbols overlap), what builds
+    /// it, for another thread to run while the table is in use: the first
+    /// such lookup then waits at most for the rest of it.
+    pub fn tree_builder(&self) -> Option<impl FnOnce() + Send + 'static> {
+        let shape = self.shape.clone().filter(|_| !self.contested.is_empty())?;
+        let tree = self.tree.clone();
+        Some(move || {
+            tree.get_or_init(|| shape.build());
+        })
     }
 
     /// perf's `symbols__find` in `tree`.
@@ -384,7 +415,15 @@ impl SymbolTable {
     }
 
     fn find_last_starting(&self, addr: u64) -> Option<&Sym> {
-        let idx = self.syms.partition_point(|s| s.start <= addr);
+        // The block first, by every STRIDE-th start: those stay in cache.
+        let block = self.sparse.partition_point(|&start| start <= addr);
+        let first = block.saturating_sub(1) * STRIDE;
+        let end = (block * STRIDE).min(self.starts.len());
+        let idx = first
+            + self
+                .starts
+                .get(first..end)?
+                .partition_point(|&start| start <= addr);
         let sym = self.syms.get(idx.checked_sub(1)?)?;
         (addr < sym.end).then_some(sym)
     }
@@ -560,7 +599,8 @@ mod tests {
             seed % n
         };
         for round in 0..200 {
-            let count = 1 + next(40);
+            // Some span several of find's blocks.
+            let count = 1 + next(if round % 4 == 0 { 400 } else { 40 });
             let mut syms = Vec::new();
             for i in 0..count {
                 let start = 0x1000 + next(0x400) * 4;
@@ -591,7 +631,7 @@ mod tests {
                 };
                 assert_eq!(*placed.name, name, "round {round}");
             }
-            let whole = shape.build(&t.syms);
+            let whole = shape.build();
             for addr in 0xff0..0x2100 {
                 let lazily = t.find(addr).map(|s| &*s.name);
                 let walked = t.find_in(&whole, addr).map(|s| &*s.name);
