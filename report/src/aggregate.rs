@@ -24,6 +24,7 @@ use prec_format::{Attr, FeatureId, PerfFile, RecordType};
 use crate::callchain::{Callchains, ChainFrame, ChainParams, FrameToken, Order, FRAME_SLOTS};
 use crate::callgraph::{Appended, CallTree, CursorFrame, Frames, IpSpan, WalkMemo, OWN};
 use crate::maps::{DsoId, DsoKind, Map};
+use crate::permute::permute;
 use crate::read_ahead::{Delivered, ReadAhead};
 use crate::replay::{Check, Effect, RawOutcome, SampleReplay, Trees, NO_NODE};
 use crate::symbolize::{BinaryId, FileLoader, Symbolizer, SymbolizerOptions};
@@ -4010,38 +4011,6 @@ fn collapse_like_perf(entries: Vec<Entry>, cmp: &dyn Fn(&Entry, &Entry) -> Order
     permute(out, &tree.in_order())
 }
 
-/// `entries` in `order` (a permutation of their indexes).
-fn permute<T>(mut entries: Vec<T>, order: &[usize]) -> Vec<T> {
-    let mut placed = vec![false; entries.len()];
-    let is_permutation = order.len() == entries.len()
-        && order
-            .iter()
-            .all(|&i| i < placed.len() && !std::mem::replace(&mut placed[i], true));
-    if !is_permutation {
-        let mut slots: Vec<Option<T>> = entries.into_iter().map(Some).collect();
-        return order
-            .iter()
-            .filter_map(|&i| slots.get_mut(i)?.take())
-            .collect();
-    }
-    // In place, one cycle at a time: a second vector of entries would be
-    // the report's peak memory.
-    placed.fill(false);
-    for start in 0..order.len() {
-        let mut at = start;
-        while !placed[at] {
-            placed[at] = true;
-            let from = order[at];
-            if from == start {
-                break;
-            }
-            entries.swap(at, from);
-            at = from;
-        }
-    }
-    entries
-}
-
 /// perf's `callchain_srcline`: `get_srcline(..., show_sym = false,
 /// show_addr = key == address)`: DSOs perf runs no addr2line on, and
 /// addresses it finds no line for, show `+offset` with `-g address`,
@@ -4273,31 +4242,5 @@ mod regex_tests {
         assert!(Regex::new("^(re)+curse$").is_match("rerecurse"));
         assert!(Regex::new("[a-c]+_x?").is_match("zz_bca_"));
         assert!(!Regex::new("^[^a-z]").is_match("abc"));
-    }
-}
-
-#[cfg(test)]
-mod permute_tests {
-    use super::permute;
-
-    #[test]
-    fn permutes_in_place_like_taking_each_index_in_turn() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        for len in [0usize, 1, 2, 3, 7, 64, 501] {
-            let mut order: Vec<usize> = (0..len).collect();
-            for i in (1..len).rev() {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                order.swap(i, seed as usize % (i + 1));
-            }
-            let items: Vec<String> = (0..len).map(|i| format!("e{i}")).collect();
-            let expected: Vec<String> = order.iter().map(|&i| items[i].clone()).collect();
-            assert_eq!(permute(items, &order), expected, "order {order:?}");
-        }
-        // Not a permutation (an index twice, one out of range): the indexes
-        // that exist, in order, once each.
-        let items = vec!['a', 'b', 'c'];
-        assert_eq!(permute(items, &[2, 2, 9, 0]), vec!['c', 'a']);
     }
 }

@@ -10,6 +10,7 @@ pub mod folded;
 pub mod header;
 pub mod maps;
 pub mod output;
+mod permute;
 mod rbtree;
 mod read_ahead;
 mod replay;

@@ -313,9 +313,8 @@ impl SymbolTable {
         // The symbols move in place (a big binary has tens of thousands:
         // new memory for them costs more than the moves).
         syms.extend(plt);
-        permute_in_place(&mut syms, &merged);
-        syms.truncate(kept);
-        let out = syms;
+        let mut out = crate::permute::permute(syms, &merged);
+        out.truncate(kept);
         let ends = nodes
             .iter()
             .map(|&(_, at)| out.get(at as usize).map_or(0, |s| s.end))
@@ -431,26 +430,6 @@ impl SymbolTable {
     #[cfg(test)]
     pub fn iter(&self) -> impl Iterator<Item = &Sym> {
         self.syms.iter()
-    }
-}
-
-/// Reorders `items` so that place `i` holds what was at `from[i]` (`from`
-/// a permutation of the places).
-fn permute_in_place<T>(items: &mut [T], from: &[usize]) {
-    let mut done = vec![false; items.len()];
-    for start in 0..items.len() {
-        // Follow the cycle through `start`: each swap puts one item in place,
-        // and carries `start`'s item on to the place that wants it.
-        let mut at = start;
-        while !done[at] {
-            done[at] = true;
-            let src = from[at];
-            if src == start {
-                break;
-            }
-            items.swap(at, src);
-            at = src;
-        }
     }
 }
 
