@@ -173,9 +173,9 @@ pub(crate) struct SampleReplay<'a> {
     process_epochs: HashMap<i32, u32>,
     raw: Table<'a>,
     /// Per raw key, its [`RawOutcome`] packed (see [`pack`]), and the
-    /// revision of its resolved sample it was found with.
-    raw_outcomes: Vec<u32>,
-    raw_revisions: Vec<u32>,
+    /// revision of its resolved sample it was found with: side by side,
+    /// as every hit reads both.
+    raw_outcomes: Vec<(u32, u32)>,
     /// Values: a resolved index, or with [`PINNED`] a pin group's.
     resolved: Table<'static>,
     /// Per pin group, its samples: indexes into `pinned`, oldest first.
@@ -503,12 +503,13 @@ impl<'a> SampleReplay<'a> {
         }
         match self.raw.find(&key, chain) {
             Ok(i) => {
-                let outcome = unpack(self.raw_outcomes[i as usize]);
+                let (packed, raw_revision) = self.raw_outcomes[i as usize];
+                let outcome = unpack(packed);
                 if let Some(r) = outcome.resolved {
                     // The raw key pins exact addresses, but not those of
                     // the resolved sample's walks since they were revised.
                     let revised = self.resolved_outcomes[r as usize].revision
-                        != self.raw_revisions[i as usize];
+                        != raw_revision;
                     if revised
                         || !self.current(r, &trees)
                         || !self.checks_hold(r, &trees, &[], None)
@@ -547,16 +548,14 @@ impl<'a> SampleReplay<'a> {
             .and_then(|r| self.resolved_outcomes.get(r as usize))
             .map_or(0, |r| r.revision);
         if let Some(i) = pending.existing {
-            self.raw_outcomes[i as usize] = pack(outcome);
-            self.raw_revisions[i as usize] = revision;
+            self.raw_outcomes[i as usize] = (pack(outcome), revision);
         } else if self.raw.insert(
             pending.hash,
             &pending.key,
             pending.tail,
             self.raw_outcomes.len() as u32,
         ) {
-            self.raw_outcomes.push(pack(outcome));
-            self.raw_revisions.push(revision);
+            self.raw_outcomes.push((pack(outcome), revision));
         }
         self.raw_key = pending.key;
     }
