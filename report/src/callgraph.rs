@@ -574,6 +574,9 @@ pub struct CallTree {
     reordered: Vec<u32>,
     /// Each node's parent (the root's is 0).
     parents: Vec<u32>,
+    /// Each node's depth (the root's is 0), so that
+    /// [`Self::descends_from`] climbs only to the ancestor's.
+    depths: Vec<u32>,
     /// Each node's hits and samples with its descendants', from
     /// [`CallTree::finish`] (apart from the nodes: only the output reads
     /// them, and the appends walk the nodes).
@@ -619,6 +622,7 @@ impl Default for CallTree {
             last_span: IpSpan::ANY,
             reordered: Vec::new(),
             parents: vec![0],
+            depths: vec![0],
             cumuls: Vec::new(),
         }
     }
@@ -809,6 +813,8 @@ impl CallTree {
         let id = self.nodes.len() as u32;
         self.nodes.push(TNode::new(*f));
         self.parents.push(parent);
+        let depth = self.depths.get(parent as usize).map_or(0, |d| d + 1);
+        self.depths.push(depth);
         let children = &mut self.nodes[parent as usize].children;
         children.push((f.id, id));
         if children.len() == WIDE + 1 {
@@ -934,14 +940,16 @@ impl CallTree {
     /// Whether the walk to `node` went down from `ancestor` (a proper
     /// ancestor).
     pub fn descends_from(&self, node: u32, ancestor: u32) -> bool {
-        let mut at = node;
-        while at != 0 {
-            at = self.parents.get(at as usize).copied().unwrap_or(0);
-            if at == ancestor {
-                return true;
-            }
+        let depth = |n: u32| self.depths.get(n as usize).copied().unwrap_or(0);
+        let (from, to) = (depth(node), depth(ancestor));
+        if from <= to {
+            return false;
         }
-        false
+        let mut at = node;
+        for _ in to..from {
+            at = self.parents.get(at as usize).copied().unwrap_or(0);
+        }
+        at == ancestor
     }
 
     /// The frames from the root down to `node`: a chain that, appended to

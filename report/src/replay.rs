@@ -508,8 +508,7 @@ impl<'a> SampleReplay<'a> {
                 if let Some(r) = outcome.resolved {
                     // The raw key pins exact addresses, but not those of
                     // the resolved sample's walks since they were revised.
-                    let revised = self.resolved_outcomes[r as usize].revision
-                        != raw_revision;
+                    let revised = self.resolved_outcomes[r as usize].revision != raw_revision;
                     if revised
                         || !self.current(r, &trees)
                         || !self.checks_hold(r, &trees, &[], None)
