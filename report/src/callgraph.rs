@@ -1027,7 +1027,7 @@ impl CallTree {
 
     /// Total hits of the tree.
     pub fn total(&self) -> u64 {
-        self.cumuls.first().map_or(0, |c| c.0)
+        self.cumul(0).0
     }
 
     /// Node `node`'s cumulated hits and samples ([`Self::finish`]).

@@ -325,22 +325,25 @@ impl SymbolTable {
             erased,
             ends,
         };
-        SymbolTable {
-            contested: contested_ranges(&out),
-            starts: out.iter().map(|s| s.start).collect(),
-            sparse: out.iter().step_by(STRIDE).map(|s| s.start).collect(),
-            syms: out,
-            shape: Some(Arc::new(shape)),
-            tree: Arc::default(),
-        }
+        SymbolTable::with_shape(out, Some(shape))
     }
 
     fn without_shape(syms: Vec<Sym>) -> Self {
+        SymbolTable::with_shape(syms, None)
+    }
+
+    /// The table of `syms` (sorted), with what its lookups search.
+    fn with_shape(syms: Vec<Sym>, shape: Option<TreeShape>) -> Self {
         SymbolTable {
+            contested: match shape {
+                Some(_) => contested_ranges(&syms),
+                None => Vec::new(),
+            },
             starts: syms.iter().map(|s| s.start).collect(),
             sparse: syms.iter().step_by(STRIDE).map(|s| s.start).collect(),
             syms,
-            ..SymbolTable::default()
+            shape: shape.map(Arc::new),
+            tree: Arc::default(),
         }
     }
 
