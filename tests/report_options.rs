@@ -157,11 +157,17 @@ fn sort_keys_match_perf() {
             &["--sort", "comm,symbol_size", "-n"],
         ],
     );
-    // dso_size of user-space maps (prec's kernel map is sized differently
-    // from perf's: the recorded MMAP's, widened to kallsyms).
+    // dso_size: the kernel map spans kallsyms' text, data and bss symbols
+    // (perf's map__fixup_end), from the first kernel sample on.
+    let mut files = files();
+    files.push(own_fixture("hot3-nobody.data"));
     check(
-        &[own_fixture("hot3-nobody.data")],
-        &[&["--sort", "dso_size"], &["--sort", "dso,dso_size", "-n"]],
+        &files,
+        &[
+            &["--sort", "dso_size"],
+            &["--sort", "dso,dso_size", "-n"],
+            &["--sort", "dso_size,dso,sym", "--no-children", "-g", "none"],
+        ],
     );
 }
 

@@ -1364,6 +1364,15 @@ pub(crate) fn resolve_loading(
     if loc.map.is_some_and(|m| machine.kernel_symbols_pending(&m)) {
         let span = resolver.kernel_symbols_span(machine);
         machine.kernel_symbols_loaded(span);
+        // perf fixes up the map this sample found, in place: the sample
+        // sees it with the symbols' span (`--sort dso_size`).
+        let fixed = machine.resolve(pid, tid, cpumode, ip);
+        if fixed
+            .map
+            .is_some_and(|m| loc.map.is_some_and(|old| old.dso == m.dso))
+        {
+            return fixed;
+        }
     }
     loc
 }
@@ -3527,7 +3536,9 @@ impl<'a> KeyCmp<'a> {
             SortKey::SymSize => entry_sym_size(d, a)
                 .unwrap_or(0)
                 .cmp(&entry_sym_size(d, b).unwrap_or(0)),
-            SortKey::DsoSize => map_size(a.map).cmp(&map_size(b.map)),
+            // perf's _sort__dso_size_cmp compares the sizes as int64_t: a
+            // map reaching the top of the address space sorts first.
+            SortKey::DsoSize => (map_size(a.map) as i64).cmp(&(map_size(b.map) as i64)),
             SortKey::Srcline => scmp(src(a), src(b)),
             SortKey::Srcfile => scmp(srcfile(a), srcfile(b)),
             SortKey::Trace => scmp(

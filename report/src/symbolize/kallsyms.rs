@@ -43,8 +43,12 @@ pub(crate) struct Kallsyms {
     pub refs: RefAddrs,
 }
 
-/// Parses kallsyms text (text symbols only: `T`/`t`/`W`/`w`). Returns
-/// `None` when every address is zero (`kernel.kptr_restrict` hides them).
+/// Parses kallsyms text: the symbols perf 6.1 keeps (`symbol_type__filter`:
+/// text, weak, data and bss, `T`/`W`/`D`/`B` in either case). The data
+/// and bss symbols matter only where they end the text symbols before
+/// them and, the last of them, the kernel map (perf's `map__fixup_end`).
+/// Returns `None` when every address is zero (`kernel.kptr_restrict`
+/// hides them).
 pub(crate) fn parse(text: &[u8]) -> Option<Kallsyms> {
     let mut syms = Vec::new();
     let mut refs = RefAddrs::default();
@@ -65,8 +69,8 @@ pub(crate) fn parse(text: &[u8]) -> Option<Kallsyms> {
         };
         any_nonzero |= addr != 0;
         let binding = match ty.first() {
-            Some(b'T') => Binding::Global,
-            Some(b't') => Binding::Local,
+            Some(b'T' | b'D' | b'B') => Binding::Global,
+            Some(b't' | b'd' | b'b') => Binding::Local,
             Some(b'W' | b'w') => Binding::Weak,
             _ => continue,
         };
@@ -139,7 +143,7 @@ pub(crate) fn encode_core(full: &Kallsyms) -> Option<Vec<u8>> {
 /// kallsyms names are at most KSYM_NAME_LEN (512) bytes; the cache stores
 /// lengths in 16 bits.
 const NAME_MAX: usize = u16::MAX as usize;
-const MAGIC: &[u8; 8] = b"PRECKS03";
+const MAGIC: &[u8; 8] = b"PRECKS04";
 /// Magic, core start, core end, symbol count, names length, `_text`,
 /// `_stext`.
 const HEADER: usize = 8 + 6 * 8;

@@ -712,6 +712,7 @@ fn kallsyms_parsing_modules_and_restriction() {
          ffffffff81000000 T startup_64\n\
          ffffffff81000100 t secondary\n\
          ffffffff81000200 D some_data\n\
+         ffffffff81000280 R read_only\n\
          ffffffff81000300 W weak_fn\n\
          ffffffff81000380 T memcpy\n\
          ffffffff81000380 T __pi_memcpy\n\
@@ -730,10 +731,16 @@ fn kallsyms_parsing_modules_and_restriction() {
         k(&mut s, 0xffffffff81000010),
         Some(("startup_64".into(), 0xffffffff81000000, None))
     );
-    // Data symbols are skipped: secondary extends to weak_fn.
+    // perf keeps data and bss symbols (symbol_type__filter: T, W, D, B),
+    // not read-only ones: secondary ends at some_data, which extends to
+    // weak_fn.
+    assert_eq!(
+        k(&mut s, 0xffffffff810001ff).map(|x| x.0),
+        Some("secondary".into())
+    );
     assert_eq!(
         k(&mut s, 0xffffffff810002ff).map(|x| x.0),
-        Some("secondary".into())
+        Some("some_data".into())
     );
     assert_eq!(
         k(&mut s, 0xffffffff81000300).map(|x| x.0),
