@@ -11,8 +11,10 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 /// prec: record and report CPU profiles in Linux perf.data format.
+// perf's option parser takes a repeated option, the last one winning
+// (`--stdio --stdio`, `-s dso -s sym`), where clap's default refuses it.
 #[derive(Parser, Debug)]
-#[command(name = "prec", version, about)]
+#[command(name = "prec", version, about, args_override_self = true)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

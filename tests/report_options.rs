@@ -267,6 +267,9 @@ fn columns_and_layout_options_match_perf() {
             // perf demangles kernel names only from ELF images, never
             // from kallsyms.
             &["--demangle-kernel", "--sort", "sym"],
+            // A repeated option is no error; the last one wins.
+            &["--stdio", "-n", "-n", "--sort", "dso", "--sort", "pid"],
+            &["--percent-limit", "50", "--percent-limit", "1", "-q", "-q"],
         ],
     );
 }
