@@ -97,7 +97,9 @@ pub fn is_pipe(fd: std::os::fd::BorrowedFd<'_>) -> bool {
 pub struct ScriptArgs {
     #[command(flatten)]
     pub data: PerfDataArgs,
-    /// Fields: comm,tid,pid,time,cpu,event,ip,sym,symoff,dso,srcline,period,addr
+    /// Fields: comm,tid,pid,time,cpu,event,ip,sym,symoff,dso,srcline,period,addr,
+    /// misc,weight,ins_lat,phys_addr,data_page_size,code_page_size,iregs,uregs,
+    /// flags,callindent,trace
     /// (optionally `type:` first, or +field/-field to change the defaults).
     #[arg(short = 'F', long = "fields", allow_hyphen_values = true)]
     pub fields: Option<String>,
@@ -124,6 +126,11 @@ pub struct ScriptArgs {
     /// With --header/--header-only: show all header information.
     #[arg(short = 'I', long = "show-info")]
     pub show_info: bool,
+    /// Show the kernel image's path instead of `[kernel.kallsyms]` where
+    /// its symbols came from one; prec's come from kallsyms, whose name
+    /// stays, as in perf.
+    #[arg(long = "show-kernel-path")]
+    pub show_kernel_path: bool,
     /// Show COMM, FORK and EXIT events.
     #[arg(long = "show-task-events")]
     pub show_task_events: bool,

@@ -128,9 +128,15 @@ pub enum OutField {
     Iregs,
     /// The sampled user registers.
     Uregs,
+    /// A branch-trace sample's kind (`call`, `return`, ...); blank for the
+    /// other samples.
+    Flags,
+    /// A branch-trace sample's symbol indented by call depth; nothing for
+    /// the other samples.
+    CallIndent,
 }
 
-const ALL_FIELDS: [(&str, OutField); 22] = [
+const ALL_FIELDS: [(&str, OutField); 24] = [
     ("comm", OutField::Comm),
     ("tid", OutField::Tid),
     ("pid", OutField::Pid),
@@ -153,6 +159,8 @@ const ALL_FIELDS: [(&str, OutField); 22] = [
     ("code_page_size", OutField::CodePageSize),
     ("iregs", OutField::Iregs),
     ("uregs", OutField::Uregs),
+    ("flags", OutField::Flags),
+    ("callindent", OutField::CallIndent),
 ];
 
 impl OutField {
@@ -1435,6 +1443,12 @@ impl<'f> Session<'f> {
         }
         if f.has(OutField::Event) {
             let _ = write!(s, "{:>w$}: ", rs.event, w = self.name_width);
+        }
+        if f.has(OutField::Flags) {
+            // perf_sample__fprintf_flags: "  %-21s ". Only the decoders of
+            // branch traces (Intel PT, BTS) set a sample's flags; a
+            // recorded sample's are 0, shown as nothing.
+            s.push_str(&" ".repeat(24));
         }
         if let Some(t) = rs.trace.as_deref().filter(|_| f.has(OutField::Trace)) {
             s.push_str(t);
