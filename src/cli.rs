@@ -143,6 +143,13 @@ pub struct ScriptArgs {
     /// Show LOST events (samples the kernel dropped).
     #[arg(long = "show-lost-events")]
     pub show_lost_events: bool,
+    /// Show KSYMBOL and BPF_EVENT events (BPF programs loaded and
+    /// unloaded).
+    #[arg(long = "show-bpf-events")]
+    pub show_bpf_events: bool,
+    /// Show CGROUP events.
+    #[arg(long = "show-cgroup-events")]
+    pub show_cgroup_events: bool,
     /// Show NAMESPACES events.
     #[arg(long = "show-namespace-events")]
     pub show_namespace_events: bool,

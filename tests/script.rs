@@ -70,6 +70,8 @@ const OPTION_SETS: &[&[&str]] = &[
     // Branch-trace fields: blank flags and no call indent for samples.
     &["-F", "comm,tid,time,event,flags,ip,sym,callindent"],
     &["--show-kernel-path", "-F", "+flags"],
+    // KSYMBOL and BPF_EVENT records (quipper's branch_stack_spec has some).
+    &["--show-bpf-events", "--show-cgroup-events"],
 ];
 
 #[test]

@@ -964,27 +964,14 @@ impl<'f, 'a: 'f> Dumper<'f, 'a> {
                 if flags & 4 != 0 { "P" } else { "" }
             )?,
             Record::ItraceStart { pid, tid } => writeln!(out, " pid: {pid} tid: {tid}")?,
-            Record::Switch { .. } | Record::SwitchCpuWide { .. } | Record::Namespaces { .. } => {
+            Record::Switch { .. }
+            | Record::SwitchCpuWide { .. }
+            | Record::Namespaces { .. }
+            | Record::Ksymbol { .. }
+            | Record::BpfEvent { .. }
+            | Record::Cgroup { .. } => {
                 out.write_all(side_event_text(&rec).unwrap_or_default().as_bytes())?
             }
-            Record::Ksymbol {
-                addr,
-                len,
-                ksym_type,
-                flags,
-                name,
-            } => writeln!(
-                out,
-                " addr {addr:x} len {len} type {ksym_type} flags 0x{flags:x} name {}",
-                Cs(name)
-            )?,
-            Record::BpfEvent {
-                event_type,
-                flags,
-                id,
-                ..
-            } => writeln!(out, " type {event_type}, flags {flags}, id {id}")?,
-            Record::Cgroup { id, path } => writeln!(out, " cgroup: {id} {}", Cs(path))?,
             Record::AuxOutputHwId { hw_id } => writeln!(out, " hw_id: {}", Hx(hw_id))?,
             // perf script handles them (its --show-throttle-events), and
             // ends the line only with the next record's dump.
@@ -1252,6 +1239,30 @@ pub(crate) fn side_event_text(rec: &Record<'_>) -> Option<String> {
                     if i + 1 != nr { ", " } else { "]\n" }
                 );
             }
+        }
+        Record::Ksymbol {
+            addr,
+            len,
+            ksym_type,
+            flags,
+            name,
+        } => {
+            let _ = writeln!(
+                out,
+                " addr {addr:x} len {len} type {ksym_type} flags 0x{flags:x} name {}",
+                Cs(name)
+            );
+        }
+        Record::BpfEvent {
+            event_type,
+            flags,
+            id,
+            ..
+        } => {
+            let _ = writeln!(out, " type {event_type}, flags {flags}, id {id}");
+        }
+        Record::Cgroup { id, path } => {
+            let _ = writeln!(out, " cgroup: {id} {}", Cs(path));
         }
         _ => return None,
     }

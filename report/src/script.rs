@@ -262,6 +262,10 @@ pub struct ScriptOptions {
     pub show_lost_events: bool,
     /// `--show-namespace-events`: NAMESPACES records.
     pub show_namespace_events: bool,
+    /// `--show-bpf-events`: KSYMBOL and BPF_EVENT records.
+    pub show_bpf_events: bool,
+    /// `--show-cgroup-events`: CGROUP records.
+    pub show_cgroup_events: bool,
     /// `--show-round-events`: FINISHED_ROUND records, and (as perf then
     /// turns its ordering off) every record in file order.
     pub show_round_events: bool,
@@ -1045,10 +1049,15 @@ impl<'f> Session<'f> {
                         }
                     }
                 }
-                Record::Switch { .. } | Record::SwitchCpuWide { .. }
-                    if self.opts.show_switch_events =>
+                Record::Switch { .. }
+                | Record::SwitchCpuWide { .. }
+                | Record::Ksymbol { .. }
+                | Record::BpfEvent { .. }
+                | Record::Cgroup { .. }
+                    if self.shows_side_event(&rec) =>
                 {
-                    // perf's print_event: the sample's thread.
+                    // perf's print_event, process_bpf_events,
+                    // process_cgroup_event: the sample's thread.
                     let Some(a) = attr else { continue };
                     let id = r.sample_id(a);
                     let pid = id.pid.map_or(-1, |p| p as i32);
@@ -1348,6 +1357,17 @@ impl<'f> Session<'f> {
         let mut s = String::new();
         self.start(&mut s, f, attr, &comm, pid, tid, cpu, time, misc);
         Some(s)
+    }
+
+    /// Whether an option asks for this record printed (the records whose
+    /// line starts with the thread of their sample id).
+    fn shows_side_event(&self, rec: &Record<'_>) -> bool {
+        match rec {
+            Record::Switch { .. } | Record::SwitchCpuWide { .. } => self.opts.show_switch_events,
+            Record::Ksymbol { .. } | Record::BpfEvent { .. } => self.opts.show_bpf_events,
+            Record::Cgroup { .. } => self.opts.show_cgroup_events,
+            _ => false,
+        }
     }
 
     /// perf's `perf_sample__fprintf_start`.

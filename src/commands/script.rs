@@ -69,6 +69,8 @@ fn options(args: &ScriptArgs) -> Result<ScriptOptions> {
     o.show_task_events = args.show_task_events;
     o.show_mmap_events = args.show_mmap_events;
     o.show_switch_events = args.show_switch_events;
+    o.show_bpf_events = args.show_bpf_events;
+    o.show_cgroup_events = args.show_cgroup_events;
     o.show_lost_events = args.show_lost_events;
     o.show_namespace_events = args.show_namespace_events;
     o.show_round_events = args.show_round_events;
