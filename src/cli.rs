@@ -107,6 +107,9 @@ pub struct ScriptArgs {
     /// its line.
     #[arg(short = 'D', long = "dump-raw-trace")]
     pub dump_raw_trace: bool,
+    /// Dump every record like -D, in file order (no time ordering).
+    #[arg(long = "dump-unsorted-raw-trace")]
+    pub dump_unsorted_raw_trace: bool,
     /// Show the perf.data header first.
     #[arg(long = "header")]
     pub header: bool,

@@ -67,6 +67,8 @@ const OPTION_SETS: &[&[&str]] = &[
     &["-F", "trace"],
     // The dump, each sample followed by its line.
     &["-D"],
+    // The same in file order.
+    &["--dump-unsorted-raw-trace"],
     // Branch-trace fields: blank flags and no call indent for samples.
     &["-F", "comm,tid,time,event,flags,ip,sym,callindent"],
     &["--show-kernel-path", "-F", "+flags"],

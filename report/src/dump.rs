@@ -71,10 +71,12 @@ pub fn dump_with_script<W: Write>(
     file: &PerfFile<'_>,
     name: &str,
     script_lines: HashMap<usize, String>,
+    unordered: bool,
     out: &mut W,
 ) -> io::Result<Option<prec_format::Error>> {
     let mut d = Dumper::new(file, name);
     d.script_lines = Some(script_lines);
+    d.unordered = unordered;
     dump(d, false, out)
 }
 
@@ -394,6 +396,9 @@ struct Dumper<'f, 'a> {
     /// `perf script -D`: each sample's script lines, by record (see
     /// [`crate::script::ResolvedSample::record`]), printed after its dump.
     script_lines: Option<HashMap<usize, String>>,
+    /// Deliver each record as it is read, not in time order (`perf script
+    /// --dump-unsorted-raw-trace`).
+    unordered: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -431,6 +436,7 @@ impl<'f, 'a: 'f> Dumper<'f, 'a> {
             branch_mode: file.feature(FeatureId::BRANCH_STACK).is_some(),
             names: None,
             script_lines: None,
+            unordered: false,
         }
     }
 
@@ -476,7 +482,7 @@ impl<'f, 'a: 'f> Dumper<'f, 'a> {
             return Ok(Ok(()));
         }
         match self.file.record_time(r) {
-            Some(t) if t != 0 && t != u64::MAX => {
+            Some(t) if t != 0 && t != u64::MAX && !self.unordered => {
                 let at_tail = self.queue.last_key_value().is_none_or(|(k, _)| k.0 <= t);
                 if at_tail {
                     self.max_timestamp = t;
@@ -556,6 +562,8 @@ impl<'f, 'a: 'f> Dumper<'f, 'a> {
         let e = self.file.endian();
         let rec = r.parse(None);
         match kind {
+            // Without ordering perf has no handler for rounds.
+            RecordType::FINISHED_ROUND if self.unordered => out.write_all(b": unhandled!\n")?,
             RecordType::FINISHED_ROUND => out.write_all(b"\n")?,
             RecordType::ID_INDEX => {
                 if let Ok(Record::IdIndex { entries }) = rec {

@@ -269,6 +269,9 @@ pub struct ScriptOptions {
     /// `--show-round-events`: FINISHED_ROUND records, and (as perf then
     /// turns its ordering off) every record in file order.
     pub show_round_events: bool,
+    /// `--dump-unsorted-raw-trace`: every record in file order, as read
+    /// (perf turns its ordering off).
+    pub unordered: bool,
     /// `--reltime`: times relative to the first one printed.
     pub reltime: bool,
     /// `--deltatime`: times relative to the previous one printed.
@@ -904,7 +907,7 @@ impl<'f> Session<'f> {
         let attrs = file.attrs();
         let records: Box<
             dyn Iterator<Item = prec_format::Result<prec_format::RawRecord<'f>>> + '_,
-        > = if self.opts.show_round_events {
+        > = if self.opts.show_round_events || self.opts.unordered {
             Box::new(file.records())
         } else {
             Box::new(file.ordered_records())
@@ -1601,7 +1604,8 @@ pub fn write_dump_script<W: Write>(
         },
         |_| Ok(()),
     )?;
-    let stopped = crate::dump::dump_with_script(file, name, lines, out)?;
+    let unordered = session.opts.unordered;
+    let stopped = crate::dump::dump_with_script(file, name, lines, unordered, out)?;
     Ok((session.warnings, stopped))
 }
 

@@ -74,6 +74,7 @@ fn options(args: &ScriptArgs) -> Result<ScriptOptions> {
     o.show_lost_events = args.show_lost_events;
     o.show_namespace_events = args.show_namespace_events;
     o.show_round_events = args.show_round_events;
+    o.unordered = args.dump_unsorted_raw_trace;
     o.reltime = args.reltime;
     o.deltatime = args.deltatime;
     o.dsos = args.dsos.as_deref().map(names);
@@ -128,7 +129,7 @@ pub fn run(args: ScriptArgs) -> Result<ExitCode> {
         }
     }
     // Each way ends with its warnings, and the error that stopped a dump.
-    let result = if args.dump_raw_trace {
+    let result = if args.dump_raw_trace || args.dump_unsorted_raw_trace {
         script::write_dump_script(&file, opts, &input.name, &mut out)
     } else if args.folded {
         prec_report::folded::folded(&file, opts).and_then(|(lines, warnings)| {
