@@ -693,6 +693,14 @@ pub struct ReportArgs {
     /// Show the events of recorded groups separately.
     #[arg(long = "no-group", overrides_with = "group")]
     pub no_group: bool,
+    /// With --group: order the entries by the event at this index of the
+    /// group (0 or out of range: the first).
+    #[arg(
+        long = "group-sort-idx",
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
+    pub group_sort_idx: Option<i32>,
     /// Plain text output (the only output; accepted for perf compatibility).
     #[arg(long = "stdio")]
     pub stdio: bool,

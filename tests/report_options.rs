@@ -339,6 +339,49 @@ fn multiple_events_match_perf() {
             &["--group", "--sort", "comm,dso"],
         ],
     );
+    // --group-sort-idx: the second event's period first, then the other
+    // members', on the files with several events.
+    let grouped: Vec<PathBuf> = files()
+        .into_iter()
+        .filter(|f| {
+            let name = f.file_name().and_then(OsStr::to_str).unwrap_or("");
+            name == "hot3-two-events.data" || name == "perf.data.group_desc-4.14"
+        })
+        .collect();
+    assert!(!grouped.is_empty(), "the multi-event fixture is present");
+    check(
+        &grouped,
+        &[
+            &["--group", "--group-sort-idx", "1", "--sort", "comm,dso,sym"],
+            &[
+                "--group",
+                "--group-sort-idx",
+                "1",
+                "-n",
+                "-F",
+                "overhead,period,sym",
+            ],
+        ],
+    );
+    // Without a group perf refuses it.
+    let single = own_fixture("hot3-default.data");
+    let out = prec()
+        .args([
+            "report",
+            "--stdio",
+            "--group",
+            "--group-sort-idx",
+            "1",
+            "-i",
+        ])
+        .arg(&single)
+        .output()
+        .expect("runs prec");
+    assert!(
+        !out.status.success(),
+        "--group-sort-idx on one event must fail"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--group-sort-idx needs grouped events"));
 }
 
 /// `--sort parent` and `-p REGEX` (perf's POSIX regex; a non-default

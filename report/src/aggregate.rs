@@ -250,6 +250,10 @@ pub struct Options {
     pub group: bool,
     /// `--no-group`: show the events of recorded groups separately.
     pub no_group: bool,
+    /// `--group-sort-idx`: in group mode, order by the period of the
+    /// member at this index first (0, or past the last member: by the
+    /// leader's, as without it).
+    pub group_sort_idx: i32,
     pub symfs: Option<PathBuf>,
     pub kallsyms: Option<PathBuf>,
     pub demangle: bool,
@@ -316,6 +320,7 @@ impl Default for Options {
             nanosecs: false,
             group: false,
             no_group: false,
+            group_sort_idx: 0,
             symfs: None,
             kallsyms: None,
             demangle: true,
@@ -3674,6 +3679,25 @@ fn sort_entries(data: &mut ReportData, hi: usize) -> Vec<usize> {
             .unwrap_or(Ordering::Equal)
     };
     let group_cmp = |a: &Entry, b: &Entry| members_cmp(&a.group_periods, &b.group_periods);
+    // perf's __hpp__group_sort_idx: the chosen member's value, then the
+    // other members' in order; the leader's is not compared.
+    let sort_idx = usize::try_from(d.options.group_sort_idx).unwrap_or(0);
+    let by_member = |a: &[u64], b: &[u64]| -> Option<Ordering> {
+        if sort_idx == 0 || sort_idx >= a.len() || a.len() != b.len() {
+            return None;
+        }
+        let rest = (1..a.len()).filter(|&i| i != sort_idx);
+        let o = std::iter::once(sort_idx)
+            .chain(rest)
+            .map(|i| b[i].cmp(&a[i]))
+            .find(|o| o.is_ne())
+            .unwrap_or(Ordering::Equal);
+        Some(o)
+    };
+    let period_cmp = |a: &Entry, b: &Entry| -> Ordering {
+        by_member(&a.group_periods, &b.group_periods)
+            .unwrap_or_else(|| b.period.cmp(&a.period).then_with(|| group_cmp(a, b)))
+    };
     let sort_list = d
         .options
         .output_sort_list(d.callgraph.as_ref().is_some_and(|c| c.params.children));
@@ -3720,9 +3744,9 @@ fn sort_entries(data: &mut ReportData, hi: usize) -> Vec<usize> {
         if let Some(sl) = &sort_list {
             for f in sl {
                 let o = match f {
-                    Field::Overhead => b.period.cmp(&a.period).then_with(|| group_cmp(a, b)),
+                    Field::Overhead => period_cmp(a, b),
                     Field::ModeOverhead(slot) => mode_cmp(*slot, a, b),
-                    Field::Period => b.period.cmp(&a.period).then_with(|| group_cmp(a, b)),
+                    Field::Period => period_cmp(a, b),
                     Field::Sample => b
                         .nr_samples
                         .cmp(&a.nr_samples)
@@ -3743,11 +3767,7 @@ fn sort_entries(data: &mut ReportData, hi: usize) -> Vec<usize> {
         if o != Ordering::Equal {
             return o;
         }
-        let o = b.period.cmp(&a.period);
-        if o != Ordering::Equal {
-            return o;
-        }
-        let o = group_cmp(a, b);
+        let o = period_cmp(a, b);
         if o != Ordering::Equal {
             return o;
         }

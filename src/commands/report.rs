@@ -222,6 +222,7 @@ fn options(args: &ReportArgs) -> Result<Options> {
         .or_else(|| args.symbol_filter.clone());
     o.group = args.group;
     o.no_group = args.no_group;
+    o.group_sort_idx = args.group_sort_idx.unwrap_or(0);
     o.symfs = args.data.symfs.clone();
     o.kallsyms = args.data.kallsyms.clone();
     o.demangle = !args.data.no_demangle;
@@ -306,6 +307,18 @@ pub fn evswitch(
     ))
 }
 
+/// Whether the file's GROUP_DESC feature names a group of several events.
+fn recorded_groups(file: &prec_format::read::PerfFile<'_>) -> bool {
+    use prec_format::features::{self, Feature};
+    use prec_format::FeatureId;
+    file.feature(FeatureId::GROUP_DESC).is_some_and(|f| {
+        matches!(
+            features::decode(f.id, f.data, f.offset, file.endian()),
+            Ok(Feature::GroupDesc(g)) if g.iter().any(|g| g.nr_members > 1)
+        )
+    })
+}
+
 pub fn run(args: ReportArgs) -> Result<ExitCode> {
     let mut opts = options(&args)?;
     let input = std::sync::Arc::new(Input::open(&args.data.input(), args.data.force)?);
@@ -317,6 +330,15 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     let file = input.parse()?;
     opts.time = time_ranges(args.time.as_deref(), &file)?;
     opts.evswitch = evswitch(&args.evswitch, &file)?;
+    // perf refuses it where there is no group to sort by (--group makes
+    // one of two or more events).
+    let grouped = recorded_groups(&file) || (args.group && file.attrs().len() > 1);
+    if args.group_sort_idx.is_some_and(|i| i != 0) && !grouped {
+        bail!(
+            "--group-sort-idx needs grouped events: pass --group, or record the events \
+             as a group (-e '{{a,b}}')"
+        );
+    }
     if args.dump_raw_trace || args.stats || args.tasks || args.mmaps {
         return dump_or_stats(&args, &input, &file);
     }
