@@ -35,7 +35,7 @@ pub enum Command {
     /// Read perf.data and display every sample (perf script's text).
     // perf takes any unambiguous prefix of a long option (`--comm`).
     #[command(infer_long_args = true)]
-    Script(ScriptArgs),
+    Script(Box<ScriptArgs>),
     /// Read perf.data and write an SVG flame graph.
     Flamegraph(FlamegraphArgs),
 }
@@ -110,6 +110,13 @@ pub struct ScriptArgs {
     /// Dump every record like -D, in file order (no time ordering).
     #[arg(long = "dump-unsorted-raw-trace")]
     pub dump_unsorted_raw_trace: bool,
+    /// Verbose: C++ names with their parameters (perf's other verbose
+    /// messages go to stderr).
+    #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// System-wide collection (perf's live mode); reading a file, no effect.
+    #[arg(short = 'a', long = "all-cpus")]
+    pub all_cpus: bool,
     /// Show the perf.data header first.
     #[arg(long = "header")]
     pub header: bool,
@@ -704,6 +711,14 @@ pub struct ReportArgs {
     /// Plain text output (the only output; accepted for perf compatibility).
     #[arg(long = "stdio")]
     pub stdio: bool,
+    /// perf's interactive browser. prec has none: it prints the --stdio
+    /// report (as perf does when the output is not a terminal).
+    #[arg(long = "tui")]
+    pub tui: bool,
+    /// perf's pretty-printing style key (normal, raw); perf 6.1's report
+    /// output does not depend on it.
+    #[arg(long = "pretty", value_name = "KEY")]
+    pub pretty: Option<String>,
     /// Colors of the --stdio output (prec prints none; accepted for perf
     /// compatibility).
     #[arg(long = "stdio-color", num_args = 0..=1, default_missing_value = "always",

@@ -74,6 +74,8 @@ const OPTION_SETS: &[&[&str]] = &[
     &["--show-kernel-path", "-F", "+flags"],
     // KSYMBOL and BPF_EVENT records (quipper's branch_stack_spec has some).
     &["--show-bpf-events", "--show-cgroup-events"],
+    // -v: C++ names with parameters; perf's live-mode -a: no change.
+    &["-v", "-a"],
 ];
 
 #[test]

@@ -305,6 +305,9 @@ pub struct ScriptOptions {
     pub kallsyms: Option<PathBuf>,
     /// Demangle names (default true via [`ScriptOptions::new`]).
     pub demangle: bool,
+    /// `-v`: demangled C++ names keep their parameters, as perf's
+    /// verbose mode shows them.
+    pub demangle_params: bool,
     pub file_loader: Option<FileLoader>,
     /// Makes the unwinder for `--call-graph dwarf` samples (e.g.
     /// `crate::unwind::DwarfUnwinder`); `None` shows only recorded chains.
@@ -755,6 +758,7 @@ impl<'f> Session<'f> {
             symfs: opts.symfs.clone(),
             kallsyms: opts.kallsyms.clone(),
             demangle: opts.demangle,
+            demangle_params: opts.demangle_params,
             loader: opts.file_loader.clone(),
             ..SymbolizerOptions::default()
         };

@@ -19,7 +19,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Record(args) => record::run(*args),
         Command::Report(args) => report::run(*args),
         Command::Inject(args) => inject::run(args),
-        Command::Script(args) => script::run(args),
+        Command::Script(args) => script::run(*args),
         Command::Flamegraph(args) => flamegraph::run(args),
     }
 }

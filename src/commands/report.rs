@@ -373,6 +373,9 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
              use --raw-trace --sort trace for the fields in one column"
         );
     }
+    if args.tui && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        eprintln!("prec: note: prec has no TUI; printing the --stdio report");
+    }
     let data = aggregate::build(&file, opts);
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());

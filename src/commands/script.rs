@@ -97,6 +97,7 @@ fn options(args: &ScriptArgs) -> Result<ScriptOptions> {
     o.symfs = args.data.symfs.clone();
     o.kallsyms = args.data.kallsyms.clone();
     o.demangle = !args.data.no_demangle;
+    o.demangle_params = args.verbose > 0;
     o.file_loader = Some(file_loader());
     o.unwinder = Some(dwarf_unwinder());
     Ok(o)
