@@ -71,6 +71,14 @@ pub struct PerfDataArgs {
     pub force: bool,
 }
 
+/// The `--symfs` directory as perf's `symbol__init` takes it: one that
+/// resolves to `/` is no symfs at all.
+pub fn effective_symfs(symfs: &Option<PathBuf>) -> Option<PathBuf> {
+    let dir = symfs.as_ref()?;
+    let root = std::fs::canonicalize(dir).is_ok_and(|p| p == std::path::Path::new("/"));
+    (!root).then(|| dir.clone())
+}
+
 impl PerfDataArgs {
     /// The input to read: `-i`, else perf's default (`check_pipe`): "-"
     /// when standard input is a pipe, else perf.data.

@@ -28,7 +28,7 @@ pub fn run(args: FlamegraphArgs) -> Result<ExitCode> {
             let file = input.parse()?;
             let mut o = ScriptOptions::new();
             o.max_stack = args.max_stack;
-            o.symfs = args.symfs.clone();
+            o.symfs = crate::cli::effective_symfs(&args.symfs);
             o.kallsyms = args.kallsyms.clone();
             o.file_loader = Some(super::script::file_loader());
             o.unwinder = Some(super::script::dwarf_unwinder());

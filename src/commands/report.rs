@@ -223,7 +223,7 @@ fn options(args: &ReportArgs) -> Result<Options> {
     o.group = args.group;
     o.no_group = args.no_group;
     o.group_sort_idx = args.group_sort_idx.unwrap_or(0);
-    o.symfs = args.data.symfs.clone();
+    o.symfs = crate::cli::effective_symfs(&args.data.symfs);
     o.kallsyms = args.data.kallsyms.clone();
     o.demangle = !args.data.no_demangle;
     // Binaries are memory-mapped (the mapping lives in prec-record, which

@@ -94,7 +94,7 @@ fn options(args: &ScriptArgs) -> Result<ScriptOptions> {
     if let Some(c) = &args.cpu {
         o.cpus = Some(cpu_list(c)?);
     }
-    o.symfs = args.data.symfs.clone();
+    o.symfs = crate::cli::effective_symfs(&args.data.symfs);
     o.kallsyms = args.data.kallsyms.clone();
     o.demangle = !args.data.no_demangle;
     o.demangle_params = args.verbose > 0;
