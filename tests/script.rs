@@ -505,6 +505,19 @@ fn bad_field_is_an_error() {
             .arg(own_fixture("hot3-default.data")),
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("CPU"));
+    // Offsets left without symbols (`-sym` keeps the default symoff), as
+    // perf refuses them; perf exits non-zero too.
+    for fields in ["-sym", "-dso,-sym", "comm,symoff"] {
+        let out = run_fail(
+            prec()
+                .args(["script", "-F", fields, "-i"])
+                .arg(own_fixture("hot3-default.data")),
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("Display of offsets requested"),
+            "-F {fields}"
+        );
+    }
 }
 
 /// Side-band and filter options on fresh recordings by both tools of a

@@ -714,7 +714,13 @@ impl<'f> Session<'f> {
                         .into(),
                 ));
             }
-            if f.has(OutField::SymOff) && !f.has(OutField::Sym) && asked(OutField::SymOff) {
+            // perf checks the fields in effect: offsets left after `-sym`
+            // fail too.
+            let sym_removed = !user && default_fields(t).has(OutField::Sym);
+            if f.has(OutField::SymOff)
+                && !f.has(OutField::Sym)
+                && (asked(OutField::SymOff) || sym_removed)
+            {
                 return Err(ScriptError(
                     "Display of offsets requested but symbol is not selected.".into(),
                 ));
