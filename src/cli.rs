@@ -105,7 +105,7 @@ pub fn is_pipe(fd: std::os::fd::BorrowedFd<'_>) -> bool {
 pub struct ScriptArgs {
     #[command(flatten)]
     pub data: PerfDataArgs,
-    /// Fields: comm,tid,pid,time,cpu,event,ip,sym,symoff,dso,srcline,period,addr,
+    /// Fields: comm,tid,pid,time,cpu,event,ip,sym,symoff,dso,srcline,srccode,period,addr,
     /// misc,weight,ins_lat,phys_addr,data_page_size,code_page_size,iregs,uregs,
     /// flags,callindent,trace
     /// (optionally `type:` first, or +field/-field to change the defaults).

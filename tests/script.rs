@@ -76,6 +76,10 @@ const OPTION_SETS: &[&[&str]] = &[
     &["--show-bpf-events", "--show-cgroup-events"],
     // -v: C++ names with parameters; perf's live-mode -a: no change.
     &["-v", "-a"],
+    // The sample's source line after it, once per line and thread (the
+    // fixtures' own sources; glibc's are not installed).
+    &["-F", "+srccode"],
+    &["-F", "comm,tid,ip,sym,srccode"],
 ];
 
 #[test]

@@ -1276,6 +1276,21 @@ impl Resolver {
         r
     }
 
+    /// The DWARF source file (as recorded, usually absolute) and line of
+    /// `ip` in `map`: perf's `get_srcline_split`, for `srccode`.
+    pub fn source_line(&mut self, machine: &Machine, map: &Map, ip: u64) -> Option<(String, u32)> {
+        let dso = machine.dsos.get(map.dso);
+        if !matches!(dso.kind, DsoKind::User) || dso.long_name.starts_with('[') {
+            return None;
+        }
+        let bin = self.binary(machine, map.dso)?;
+        let elf = self
+            .symbolizer
+            .to_elf_address(bin, map.start, map.pgoff, ip);
+        let loc = self.symbolizer.source_location(bin, elf)?;
+        Some((loc.file, loc.line))
+    }
+
     /// perf's `get_srcline(dso, addr, sym, true, true)` and srcfile.
     pub fn srcline(
         &mut self,

@@ -128,6 +128,9 @@ pub enum OutField {
     Iregs,
     /// The sampled user registers.
     Uregs,
+    /// The source code line of the sample's address, on a line of its own
+    /// after the sample (when it differs from the thread's last one).
+    SrcCode,
     /// A branch-trace sample's kind (`call`, `return`, ...); blank for the
     /// other samples.
     Flags,
@@ -136,7 +139,7 @@ pub enum OutField {
     CallIndent,
 }
 
-const ALL_FIELDS: [(&str, OutField); 24] = [
+const ALL_FIELDS: [(&str, OutField); 25] = [
     ("comm", OutField::Comm),
     ("tid", OutField::Tid),
     ("pid", OutField::Pid),
@@ -159,6 +162,7 @@ const ALL_FIELDS: [(&str, OutField); 24] = [
     ("code_page_size", OutField::CodePageSize),
     ("iregs", OutField::Iregs),
     ("uregs", OutField::Uregs),
+    ("srccode", OutField::SrcCode),
     ("flags", OutField::Flags),
     ("callindent", OutField::CallIndent),
 ];
@@ -506,6 +510,9 @@ pub struct ResolvedSample<'s> {
     /// A tracepoint's formatted record, when shown.
     pub trace: Option<String>,
     pub frame: Frame,
+    /// With `srccode`: the line perf prints after the sample (`|LINE
+    /// text`), if any.
+    pub srccode: Option<String>,
     /// The call chain, innermost first, when it is shown.
     pub chain: Option<Vec<Frame>>,
 }
@@ -551,6 +558,10 @@ pub struct Session<'f> {
     chain_buf: Vec<ChainFrame>,
     /// Shared strings of symbol names and DSO names.
     rc_names: HashMap<StrId, Rc<str>>,
+    /// `srccode`: each thread's last printed (file, line), and the source
+    /// files read.
+    srccode_last: HashMap<i32, (String, u32)>,
+    source_files: HashMap<String, Option<Rc<[u8]>>>,
     dso_names: HashMap<DsoId, Rc<str>>,
     /// Kernel modules listed in the BUILD_ID table.
     bid_modules: HashSet<DsoId>,
@@ -800,6 +811,8 @@ impl<'f> Session<'f> {
             cc: Callchains::new(),
             chain_buf: Vec::new(),
             rc_names: HashMap::default(),
+            srccode_last: HashMap::default(),
+            source_files: HashMap::default(),
             dso_names: HashMap::default(),
             bid_modules,
             unwinder,
@@ -853,6 +866,29 @@ impl<'f> Session<'f> {
         };
         self.dso_names.insert(dso, n.clone());
         n
+    }
+
+    /// perf's `print_srccode` for a sample of thread `tid` at `cf`: the
+    /// source line of its address, unless it is the one last printed for
+    /// the thread, or its file or line cannot be read.
+    fn srccode(&mut self, tid: i32, cf: &ChainFrame) -> Option<String> {
+        let map = cf.map?;
+        let (file, line) = self.resolver.source_line(&self.machine, &map, cf.ip)?;
+        if self.srccode_last.get(&tid) == Some(&(file.clone(), line)) {
+            return None;
+        }
+        let text = self
+            .source_files
+            .entry(file.clone())
+            .or_insert_with(|| std::fs::read(&file).ok().map(Rc::from))
+            .as_deref()
+            .and_then(|bytes| {
+                let index = (line as usize).checked_sub(1)?;
+                let l = bytes.split(|&b| b == b'\n').nth(index)?;
+                Some(String::from_utf8_lossy(l).into_owned())
+            })?;
+        self.srccode_last.insert(tid, (file, line));
+        Some(format!("|{line:<8} {text}"))
     }
 
     /// A [`ChainFrame`] as printed.
@@ -1151,6 +1187,11 @@ impl<'f> Session<'f> {
                             continue;
                         }
                         let fields = self.fields_of(a);
+                        let srccode = if fields.has(OutField::SrcCode) {
+                            self.srccode(tid, &cf)
+                        } else {
+                            None
+                        };
                         let src = fields.has(OutField::Srcline);
                         let frame = self.make_frame(&cf, src);
                         let chain = if self.use_callchain(a) && fields.has(OutField::Ip) {
@@ -1286,6 +1327,7 @@ impl<'f> Session<'f> {
                             trace,
                             frame,
                             chain,
+                            srccode,
                         };
                         on_sample(&rs, self)?;
                     }
@@ -1538,6 +1580,10 @@ impl<'f> Session<'f> {
             let _ = write!(s, " {}", crate::dump::page_size_name(rs.code_page_size));
         }
         s.push('\n');
+        if let Some(code) = &rs.srccode {
+            s.push_str(code);
+            s.push('\n');
+        }
     }
 
     fn format_frame(&self, s: &mut String, f: Fields, fr: &Frame, lead: char) {
