@@ -457,6 +457,38 @@ fn parse_fields_arg(s: &str) -> Result<FieldConfig, String> {
     Ok(cfg)
 }
 
+/// A DWARF source file and line.
+type SourceLine = (Rc<str>, u32);
+
+/// A source file read for `srccode`, with where each line starts.
+struct SourceFile {
+    bytes: Vec<u8>,
+    line_starts: Vec<usize>,
+}
+
+impl SourceFile {
+    fn read(path: &str) -> Option<SourceFile> {
+        let bytes = std::fs::read(path).ok()?;
+        let newlines = bytes.iter().enumerate().filter(|&(_, &b)| b == b'\n');
+        let line_starts = std::iter::once(0)
+            .chain(newlines.map(|(i, _)| i + 1))
+            .collect();
+        Some(SourceFile { bytes, line_starts })
+    }
+
+    /// Line `line` (1-based) without its newline.
+    fn line(&self, line: u32) -> Option<String> {
+        let index = (line as usize).checked_sub(1)?;
+        let start = *self.line_starts.get(index)?;
+        let end = self
+            .line_starts
+            .get(index + 1)
+            .map_or(self.bytes.len(), |next| next - 1);
+        let text = self.bytes.get(start..end)?;
+        Some(String::from_utf8_lossy(text).into_owned())
+    }
+}
+
 /// One resolved frame (the sample's ip or a call chain entry).
 #[derive(Clone, Debug)]
 pub struct Frame {
@@ -558,10 +590,11 @@ pub struct Session<'f> {
     chain_buf: Vec<ChainFrame>,
     /// Shared strings of symbol names and DSO names.
     rc_names: HashMap<StrId, Rc<str>>,
-    /// `srccode`: each thread's last printed (file, line), and the source
-    /// files read.
-    srccode_last: HashMap<i32, (String, u32)>,
-    source_files: HashMap<String, Option<Rc<[u8]>>>,
+    /// `srccode`: each address's (file, line), each thread's last printed
+    /// one, and the source files read.
+    source_lines: HashMap<(DsoId, u64), Option<SourceLine>>,
+    srccode_last: HashMap<i32, SourceLine>,
+    source_files: HashMap<Rc<str>, Option<SourceFile>>,
     dso_names: HashMap<DsoId, Rc<str>>,
     /// Kernel modules listed in the BUILD_ID table.
     bid_modules: HashSet<DsoId>,
@@ -811,6 +844,7 @@ impl<'f> Session<'f> {
             cc: Callchains::new(),
             chain_buf: Vec::new(),
             rc_names: HashMap::default(),
+            source_lines: HashMap::default(),
             srccode_last: HashMap::default(),
             source_files: HashMap::default(),
             dso_names: HashMap::default(),
@@ -873,20 +907,28 @@ impl<'f> Session<'f> {
     /// the thread, or its file or line cannot be read.
     fn srccode(&mut self, tid: i32, cf: &ChainFrame) -> Option<String> {
         let map = cf.map?;
-        let (file, line) = self.resolver.source_line(&self.machine, &map, cf.ip)?;
-        if self.srccode_last.get(&tid) == Some(&(file.clone(), line)) {
+        let (machine, resolver) = (&self.machine, &mut self.resolver);
+        let (file, line) = self
+            .source_lines
+            .entry((map.dso, cf.addr))
+            .or_insert_with(|| {
+                let (file, line) = resolver.source_line(machine, &map, cf.ip)?;
+                Some((Rc::from(file), line))
+            })
+            .clone()?;
+        if self
+            .srccode_last
+            .get(&tid)
+            .is_some_and(|(f, l)| *f == file && *l == line)
+        {
             return None;
         }
         let text = self
             .source_files
             .entry(file.clone())
-            .or_insert_with(|| std::fs::read(&file).ok().map(Rc::from))
-            .as_deref()
-            .and_then(|bytes| {
-                let index = (line as usize).checked_sub(1)?;
-                let l = bytes.split(|&b| b == b'\n').nth(index)?;
-                Some(String::from_utf8_lossy(l).into_owned())
-            })?;
+            .or_insert_with(|| SourceFile::read(&file))
+            .as_ref()?
+            .line(line)?;
         self.srccode_last.insert(tid, (file, line));
         Some(format!("|{line:<8} {text}"))
     }
