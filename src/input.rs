@@ -1,5 +1,7 @@
 //! Getting a perf.data into memory: a file is memory-mapped, `-` (stdin) is
-//! read to the end (pipe mode streams cannot be mapped).
+//! read to the end (pipe mode streams cannot be mapped), and a directory
+//! (`perf record --threads`) is its header file `data` and its `data.N`
+//! files.
 
 use std::fs::File;
 use std::io::Read;
@@ -10,6 +12,8 @@ use anyhow::{Context, Result};
 /// The bytes of an input perf.data, and its name for messages.
 pub struct Input {
     bytes: Bytes,
+    /// A directory's data files: (name for messages, bytes), by number.
+    data_files: Vec<(String, Bytes)>,
     /// The name to use in messages (`-` shown as `<stdin>`).
     pub name: String,
     /// Modification time of a file input (for "captured on").
@@ -39,10 +43,60 @@ impl Input {
                 .ok();
             return Ok(Input {
                 bytes: Bytes::Owned(buf),
+                data_files: Vec::new(),
                 name: "<stdin>".into(),
                 mtime,
             });
         }
+        let name = path.display().to_string();
+        let meta = std::fs::metadata(path).with_context(|| format!("cannot open {name}"))?;
+        if meta.is_dir() {
+            return Self::open_directory(path, force);
+        }
+        let (bytes, mtime) = Self::open_file(path, force)?;
+        Ok(Input {
+            bytes,
+            data_files: Vec::new(),
+            name,
+            mtime,
+        })
+    }
+
+    /// A directory-format perf.data: perf reads the header from `DIR/data`
+    /// and, when its DIR_FORMAT feature says so, the records of every
+    /// `DIR/data.*` file too.
+    fn open_directory(path: &Path, force: bool) -> Result<Input> {
+        let (bytes, mtime) = Self::open_file(&path.join("data"), force)?;
+        let name = path.display().to_string();
+        let mut numbered = Vec::new();
+        let entries = std::fs::read_dir(path).with_context(|| format!("cannot list {name}"))?;
+        for entry in entries {
+            let entry = entry.with_context(|| format!("cannot list {name}"))?;
+            let file_name = entry.file_name().to_string_lossy().into_owned();
+            let Some(suffix) = file_name.strip_prefix("data.") else {
+                continue;
+            };
+            let is_file = std::fs::metadata(entry.path()).is_ok_and(|m| m.is_file());
+            if is_file {
+                numbered.push((suffix.parse::<u64>().unwrap_or(u64::MAX), file_name));
+            }
+        }
+        numbered.sort();
+        let mut data_files = Vec::with_capacity(numbered.len());
+        for (_, file_name) in numbered {
+            let (bytes, _) = Self::open_file(&path.join(&file_name), true)?;
+            data_files.push((format!("{name}/{file_name}"), bytes));
+        }
+        Ok(Input {
+            bytes,
+            data_files,
+            name,
+            mtime,
+        })
+    }
+
+    /// A file's bytes, mapped where possible, and its modification time.
+    fn open_file(path: &Path, force: bool) -> Result<(Bytes, Option<std::time::SystemTime>)> {
         let name = path.display().to_string();
         let file = File::open(path).with_context(|| format!("cannot open {name}"))?;
         let meta = file
@@ -72,11 +126,7 @@ impl Input {
                 .with_context(|| format!("cannot read {name}"))?;
             Bytes::Owned(buf)
         };
-        Ok(Input {
-            bytes,
-            name,
-            mtime: meta.modified().ok(),
-        })
+        Ok((bytes, meta.modified().ok()))
     }
 
     /// Lets the pages of a mapped input before `end` leave memory (see
@@ -88,12 +138,9 @@ impl Input {
         }
     }
 
-    /// The whole input.
+    /// The whole input (a directory's header file).
     pub fn bytes(&self) -> &[u8] {
-        match &self.bytes {
-            Bytes::Mapped(m) => m,
-            Bytes::Owned(v) => v,
-        }
+        self.bytes.as_slice()
     }
 
     /// Parses the perf.data header, naming the input in any error.
@@ -101,7 +148,25 @@ impl Input {
         if self.bytes().is_empty() {
             anyhow::bail!("{}: file is empty, not a perf.data", self.name);
         }
-        prec_format::PerfFile::parse(self.bytes())
-            .map_err(|e| anyhow::anyhow!("{}: {e}", self.name))
+        let mut file = prec_format::PerfFile::parse(self.bytes())
+            .map_err(|e| anyhow::anyhow!("{}: {e}", self.name))?;
+        if file.feature(prec_format::FeatureId::DIR_FORMAT).is_some() {
+            file.add_data_files(
+                self.data_files
+                    .iter()
+                    .map(|(name, bytes)| (name.as_str(), bytes.as_slice()))
+                    .collect(),
+            );
+        }
+        Ok(file)
+    }
+}
+
+impl Bytes {
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            Bytes::Mapped(m) => m,
+            Bytes::Owned(v) => v,
+        }
     }
 }

@@ -6,6 +6,8 @@
 //! - attrs are written with size 128 (see [`crate::write`]);
 //! - COMPRESSED records are replaced by what they hold, and the COMPRESSED
 //!   feature is dropped;
+//! - a directory's data files follow its data section in one file, and the
+//!   DIR_FORMAT feature is dropped (perf 6.1 asserts on it in a file);
 //! - pipe-only records (HEADER_ATTR, HEADER_FEATURE, HEADER_EVENT_TYPE,
 //!   HEADER_TRACING_DATA) are not copied as records: the writer emits attrs,
 //!   features and tracing data its own way;
@@ -51,7 +53,10 @@ fn keep(kind: RecordType) -> bool {
 pub fn copied_features(file: &PerfFile<'_>, endian: Endian) -> Vec<(FeatureId, Vec<u8>)> {
     let mut out = Vec::new();
     for f in file.features() {
-        if f.id == FeatureId::COMPRESSED || f.id.0 >= FeatureId::LAST_FEATURE_6_1.0 {
+        if f.id == FeatureId::COMPRESSED
+            || f.id == FeatureId::DIR_FORMAT
+            || f.id.0 >= FeatureId::LAST_FEATURE_6_1.0
+        {
             continue;
         }
         // Tracing data carries its own byte order.

@@ -13,6 +13,9 @@ pub struct Error {
     pub offset: u64,
     /// What was wrong.
     pub kind: ErrorKind,
+    /// The data file the offset is in, for a directory-format perf.data's
+    /// `data.N` files (`None`: the input itself).
+    pub file: Option<Box<str>>,
 }
 
 /// The kinds of problems the reader and writer report.
@@ -62,7 +65,11 @@ pub enum ErrorKind {
 impl Error {
     /// Makes an error at `offset`.
     pub fn new(offset: u64, kind: ErrorKind) -> Error {
-        Error { offset, kind }
+        Error {
+            offset,
+            kind,
+            file: None,
+        }
     }
 
     pub(crate) fn io(offset: u64, e: std::io::Error) -> Error {
@@ -72,6 +79,9 @@ impl Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(file) = &self.file {
+            write!(f, "in {file} ")?;
+        }
         write!(f, "at offset {:#x}: ", self.offset)?;
         match &self.kind {
             ErrorKind::UnexpectedEof {

@@ -36,7 +36,8 @@ const DEFAULT_DECOMPRESSED_LIMIT: u64 = 16 << 20;
 
 /// The records held by one COMPRESSED record (by its offset), or why
 /// they could not be had.
-type DecompressedChunk = (u64, Result<Box<[u8]>>);
+/// (file, offset of the COMPRESSED record, what it holds).
+type DecompressedChunk = (u32, u64, Result<Box<[u8]>>);
 
 /// File or pipe mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,6 +106,8 @@ pub struct PerfFile<'a> {
     /// COMPRESSED records' contents by record offset, made on first use.
     decompressed: OnceLock<Vec<DecompressedChunk>>,
     warnings: Vec<String>,
+    /// A directory-format perf.data's `data.N` files: (name, bytes).
+    data_files: Vec<(&'a str, &'a [u8])>,
 }
 
 impl<'a> PerfFile<'a> {
@@ -293,6 +296,7 @@ impl<'a> PerfFile<'a> {
             decompressed_limit: DEFAULT_DECOMPRESSED_LIMIT,
             decompressed: OnceLock::new(),
             warnings,
+            data_files: Vec::new(),
         };
         file.finish_setup();
         Ok(file)
@@ -312,6 +316,7 @@ impl<'a> PerfFile<'a> {
             decompressed_limit: DEFAULT_DECOMPRESSED_LIMIT,
             decompressed: OnceLock::new(),
             warnings: Vec::new(),
+            data_files: Vec::new(),
         };
         // Attrs and features come as records; collect them up front so that
         // samples can be decoded in one pass later.
@@ -424,13 +429,51 @@ impl<'a> PerfFile<'a> {
         self.input
     }
 
-    /// Records in file order, without expanding COMPRESSED records.
-    pub fn raw_records(&self) -> RawRecords<'a> {
-        RawRecords {
+    /// Adds a directory-format perf.data's data files (`data.0`, `data.1`,
+    /// ...: each thread's records of `perf record --threads`), whose records
+    /// follow the header file's data section. Each is `(name, bytes)`; the
+    /// name is for messages. Only a header with the DIR_FORMAT feature has
+    /// them, and perf reads them in the order given.
+    pub fn add_data_files(&mut self, files: Vec<(&'a str, &'a [u8])>) {
+        self.data_files = files;
+    }
+
+    /// The name given to data file `file` ([`RawRecord::file`]) by
+    /// [`PerfFile::add_data_files`]; `None` for file 0, the input itself.
+    pub fn data_file_name(&self, file: u32) -> Option<&'a str> {
+        let index = usize::try_from(file).ok()?.checked_sub(1)?;
+        self.data_files.get(index).map(|f| f.0)
+    }
+
+    /// Records in perf's reading order, without expanding COMPRESSED
+    /// records: the data section, then (directory format) the data files,
+    /// taking turns of 10 MiB each.
+    pub fn raw_records(&self) -> DataRecords<'a> {
+        let mut readers = vec![RawRecords {
             data: &self.input[..self.data_end],
             pos: self.data_start,
             endian: self.endian,
             failed: false,
+            file: 0,
+            file_name: None,
+        }];
+        for (i, &(name, bytes)) in self.data_files.iter().enumerate() {
+            if bytes.is_empty() {
+                continue;
+            }
+            readers.push(RawRecords {
+                data: bytes,
+                pos: 0,
+                endian: self.endian,
+                failed: false,
+                file: u32::try_from(i + 1).unwrap_or(u32::MAX),
+                file_name: Some(name),
+            });
+        }
+        DataRecords {
+            readers,
+            current: 0,
+            read_in_turn: 0,
         }
     }
 
@@ -537,27 +580,37 @@ impl<'a> PerfFile<'a> {
     /// the first COMPRESSED record (the later ones yield none), so records
     /// come before FINISHED_ROUND records they followed in perf's reading;
     /// time order is unchanged by that.
-    fn decompressed(&self, offset: u64) -> Result<&[u8]> {
+    fn decompressed(&self, file: u32, offset: u64) -> Result<&[u8]> {
         let chunks = self.decompressed.get_or_init(|| {
-            let compressed: Vec<RawRecord<'_>> = self
+            let mut compressed: Vec<RawRecord<'_>> = self
                 .raw_records()
                 .map_while(|r| r.ok())
                 .filter(|r| r.header.kind == RecordType::COMPRESSED)
                 .collect();
-            let Some(first) = compressed.first() else {
-                return Vec::new();
-            };
-            let all = self.decompress(&compressed);
-            let mut chunks = vec![(first.offset, all.map(Vec::into_boxed_slice))];
-            let empty = match &chunks[0].1 {
-                Ok(_) => Ok(Box::default()),
-                Err(e) => Err(e.clone()),
-            };
-            chunks.extend(compressed[1..].iter().map(|r| (r.offset, empty.clone())));
+            // Each data file of a directory is its own stream.
+            compressed.sort_by_key(|r| (r.file, r.offset));
+            let mut chunks = Vec::with_capacity(compressed.len());
+            for stream in compressed.chunk_by(|a, b| a.file == b.file) {
+                let first = &stream[0];
+                let all = self.decompress(stream).map_err(|mut e| {
+                    e.file = self.data_file_name(first.file).map(Into::into);
+                    e
+                });
+                let empty = match &all {
+                    Ok(_) => Ok(Box::default()),
+                    Err(e) => Err(e.clone()),
+                };
+                chunks.push((first.file, first.offset, all.map(Vec::into_boxed_slice)));
+                chunks.extend(
+                    stream[1..]
+                        .iter()
+                        .map(|r| (r.file, r.offset, empty.clone())),
+                );
+            }
             chunks
         });
-        match chunks.binary_search_by_key(&offset, |c| c.0) {
-            Ok(i) => match &chunks[i].1 {
+        match chunks.binary_search_by_key(&(file, offset), |c| (c.0, c.1)) {
+            Ok(i) => match &chunks[i].2 {
                 Ok(b) => Ok(b),
                 Err(e) => Err(e.clone()),
             },
@@ -678,6 +731,8 @@ pub struct RawRecords<'a> {
     pos: usize,
     endian: Endian,
     failed: bool,
+    file: u32,
+    file_name: Option<&'a str>,
 }
 
 impl<'a> RawRecords<'a> {
@@ -689,6 +744,8 @@ impl<'a> RawRecords<'a> {
             pos: 0,
             endian,
             failed: false,
+            file: 0,
+            file_name: None,
         }
     }
 }
@@ -704,7 +761,9 @@ impl<'a> Iterator for RawRecords<'a> {
         let offset = self.pos as u64;
         let fail = |this: &mut Self, kind| {
             this.failed = true;
-            Some(Err(Error::new(offset, kind)))
+            let mut e = Error::new(offset, kind);
+            e.file = this.file_name.map(Into::into);
+            Some(Err(e))
         };
         if avail < 8 {
             return fail(
@@ -753,6 +812,7 @@ impl<'a> Iterator for RawRecords<'a> {
         self.pos += size + trailing_len as usize;
         Some(Ok(RawRecord {
             offset,
+            file: self.file,
             header: RecordHeader {
                 kind,
                 misc,
@@ -765,13 +825,62 @@ impl<'a> Iterator for RawRecords<'a> {
     }
 }
 
+/// perf's turn on each reader of a directory-format perf.data
+/// (`READER_MAX_SIZE`).
+const READER_TURN: u64 = 10 << 20;
+
+/// Records of the data section and of any data files, in perf's reading
+/// order ([`PerfFile::raw_records`]). Ends after the first error.
+#[derive(Clone, Debug)]
+pub struct DataRecords<'a> {
+    readers: Vec<RawRecords<'a>>,
+    current: usize,
+    read_in_turn: u64,
+}
+
+impl<'a> Iterator for DataRecords<'a> {
+    type Item = Result<RawRecord<'a>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        // perf's __perf_session__process_dir_events: round robin, each
+        // reader until it has read its turn or ends.
+        let mut exhausted = 0;
+        while exhausted < self.readers.len() {
+            let reader = &mut self.readers[self.current];
+            match reader.next() {
+                Some(Ok(r)) => {
+                    self.read_in_turn += u64::from(r.header.size) + r.trailing.len() as u64;
+                    if self.read_in_turn >= READER_TURN {
+                        self.read_in_turn = 0;
+                        self.current = (self.current + 1) % self.readers.len();
+                    }
+                    return Some(Ok(r));
+                }
+                Some(Err(e)) => {
+                    // perf stops reading at the first bad record.
+                    for r in &mut self.readers {
+                        r.failed = true;
+                    }
+                    return Some(Err(e));
+                }
+                None => {
+                    exhausted += 1;
+                    self.read_in_turn = 0;
+                    self.current = (self.current + 1) % self.readers.len();
+                }
+            }
+        }
+        None
+    }
+}
+
 /// Records in file order with COMPRESSED records expanded
 /// ([`PerfFile::records`]). Records from a compressed chunk report the
 /// offset of the COMPRESSED record that held them.
 pub struct Records<'f> {
     file: &'f PerfFile<'f>,
-    outer: RawRecords<'f>,
-    inner: Option<(RawRecords<'f>, u64)>,
+    outer: DataRecords<'f>,
+    inner: Option<(RawRecords<'f>, u32, u64)>,
 }
 
 impl<'f> Iterator for Records<'f> {
@@ -779,17 +888,19 @@ impl<'f> Iterator for Records<'f> {
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
-            if let Some((inner, base)) = &mut self.inner {
-                let base = *base;
+            if let Some((inner, file, base)) = &mut self.inner {
+                let (file, base) = (*file, *base);
                 match inner.next() {
                     Some(item) => {
                         return Some(
                             item.map(|mut r| {
                                 r.offset = base;
+                                r.file = file;
                                 r
                             })
                             .map_err(|mut e| {
                                 e.offset = base;
+                                e.file = self.file.data_file_name(file).map(Into::into);
                                 e
                             }),
                         )
@@ -802,9 +913,10 @@ impl<'f> Iterator for Records<'f> {
                 Err(e) => return Some(Err(e)),
             };
             if r.header.kind == RecordType::COMPRESSED {
-                match self.file.decompressed(r.offset) {
+                match self.file.decompressed(r.file, r.offset) {
                     Ok(buf) => {
-                        self.inner = Some((RawRecords::new(buf, self.file.endian), r.offset));
+                        self.inner =
+                            Some((RawRecords::new(buf, self.file.endian), r.file, r.offset));
                         continue;
                     }
                     Err(e) => return Some(Err(e)),

@@ -27,6 +27,10 @@ pub struct RecordHeader {
 pub struct RawRecord<'a> {
     /// Offset of the record header in the file or stream.
     pub offset: u64,
+    /// Which file holds the record: 0 for the input itself (and a
+    /// directory-format perf.data's header file), n for the directory's
+    /// n-th data file ([`crate::PerfFile::data_file_name`]).
+    pub file: u32,
     pub header: RecordHeader,
     /// The bytes after the header, `header.size - 8` of them.
     pub body: &'a [u8],

@@ -1748,8 +1748,7 @@ fn build_naming(
             Ok(r) => r,
             Err(e) => {
                 warnings.push(format!(
-                    "stopped reading at offset {:#x}: {e}; the report covers the records before it",
-                    e.offset
+                    "stopped reading {e}; the report covers the records before it"
                 ));
                 break;
             }

@@ -521,14 +521,17 @@ impl<'f, 'a: 'f> Dumper<'f, 'a> {
     ) -> io::Result<()> {
         let off = self.offset(r);
         let size = u64::from(r.header.size);
-        write!(
-            out,
-            "\n{}@{} [{}]: event: {}\n",
-            Hx(off),
-            self.name,
-            Hx(size),
-            r.header.kind.0
-        )?;
+        write!(out, "\n{}@", Hx(off))?;
+        // A directory's files are named: its header file `data`, then the
+        // data files.
+        match self.file.data_file_name(r.file) {
+            Some(name) => out.write_all(name.as_bytes())?,
+            None if self.file.feature(FeatureId::DIR_FORMAT).is_some() => {
+                write!(out, "{}/data", self.name)?
+            }
+            None => out.write_all(self.name.as_bytes())?,
+        }
+        writeln!(out, " [{}]: event: {}", Hx(size), r.header.kind.0)?;
         hex_dump(r, out)?;
         // evlist__print_tstamp
         let attrs = self.attrs_seen();

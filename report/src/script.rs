@@ -1008,8 +1008,7 @@ impl<'f> Session<'f> {
                 Ok(r) => r,
                 Err(e) => {
                     self.warnings.push(format!(
-                        "stopped reading at offset {:#x}: {e}; the output covers the records before it",
-                        e.offset
+                        "stopped reading {e}; the output covers the records before it"
                     ));
                     break;
                 }
