@@ -19,10 +19,11 @@
 //! Like perf 6.1, explicitly given events without modifiers get
 //! `exclude_guest = 1`; with modifiers only `u` and `p` set it (`task-clock:k`
 //! has exclude_guest 0); the default event ([`EventSpec::default_event`],
-//! `cycles:P`) does not have it. When a
+//! `cycles:P`) has it too (perf 6.1.187; earlier 6.1 releases left it
+//! out). When a
 //! hardware `cycles` event fails to open with `ENOENT`/`ENXIO`/`ENODEV`/
 //! `EOPNOTSUPP`, [`EventSpec::fallback`] gives the software `cpu-clock` event
-//! perf falls back to, named from the attr bits (`cpu-clock:ppp`).
+//! perf falls back to, named from the attr bits (`cpu-clock:pppH`).
 #![forbid(unsafe_code)]
 
 use std::fmt;
@@ -163,12 +164,14 @@ impl EventSpec {
         }
     }
 
-    /// perf's default event `cycles:P` (precise_ip starts at 3, no
-    /// exclude_guest).
+    /// perf's default event `cycles:P`: precise_ip starts at 3, and
+    /// exclude_guest is set (perf 6.1.187's `evlist__add_default` goes
+    /// through `event_attr_init`; its fallback is named `cpu-clock:pppH`).
     pub fn default_event() -> EventSpec {
         let mut e = EventSpec::base("cycles:P", perf_type::HARDWARE, HW_CPU_CYCLES);
         e.precise_ip = 3;
         e.precise_max = true;
+        e.exclude_guest = true;
         e
     }
 
@@ -280,7 +283,7 @@ impl EventSpec {
     /// The event `perf record` would switch to after this one failed to open
     /// with `ENOENT`/`ENXIO`/`ENODEV`/`EOPNOTSUPP`: hardware `cycles` →
     /// software `cpu-clock`, keeping all modifiers, renamed from its attr bits
-    /// (`cycles:P` → `cpu-clock:ppp`, `cycles:u` → `cpu-clock:u`). `None` for
+    /// (`cycles:P` → `cpu-clock:pppH`, `cycles:u` → `cpu-clock:u`). `None` for
     /// every other event.
     pub fn fallback(&self) -> Option<EventSpec> {
         if self.type_ != perf_type::HARDWARE || self.config != HW_CPU_CYCLES {
@@ -593,11 +596,11 @@ mod tests {
         assert_eq!(d.name, "cycles:P");
         let f = d.fallback().unwrap();
         assert_eq!((f.type_, f.config, f.precise_ip), (1, 0, 3));
-        assert_eq!(f.name, "cpu-clock:ppp");
-        // perf under paranoid 2 for non-root: exclude_kernel added → :uhppp
+        assert_eq!(f.name, "cpu-clock:pppH");
+        // perf under paranoid 2 for non-root: exclude_kernel added
         let mut d2 = EventSpec::default_event();
         d2.exclude_kernel = true;
-        assert_eq!(d2.fallback().unwrap().name, "cpu-clock:uhppp");
+        assert_eq!(d2.fallback().unwrap().name, "cpu-clock:uhpppH");
         assert!(EventSpec::parse("instructions")
             .unwrap()
             .fallback()
