@@ -488,6 +488,12 @@ pub struct RecordArgs {
     /// Check the options, then exit without recording.
     #[arg(long = "dry-run")]
     pub dry_run: bool,
+    /// Parallel streaming: write a directory (DIR/data and a DIR/data.N per
+    /// ring), each reading thread's rings to its own file; SPEC groups the
+    /// CPUs: cpu (default), core, package, numa, or MAPS/AFFINITY[:...]
+    #[arg(long = "threads", value_name = "SPEC", num_args = 0..=1, require_equals = true,
+          default_missing_value = "cpu")]
+    pub threads: Option<String>,
     /// Rename the output to NAME.YYYYMMDDhhmmssCC (local time) when done.
     #[arg(long = "timestamp-filename")]
     pub timestamp_filename: bool,

@@ -25,14 +25,18 @@ fn record_threads(dir: &Path, name: &str, opts: &[&str]) -> PathBuf {
     data
 }
 
-fn compare_all(data: &Path) {
+/// perf's and prec's report (several ways) and script of `data`. `-D` too
+/// unless `compressed`: perf's offsets of records from a file's later
+/// COMPRESSED records are not known to prec (see the notes of -z).
+fn compare_all(data: &Path, compressed: bool) {
     let mut failures = Vec::new();
+    let dump: &[&str] = if compressed { &["--stats"] } else { &["-D"] };
     for args in [
         &["--sort", "comm,dso,sym"][..],
         &["--no-children", "--sort", "sym,dso", "-n"],
         &["--sort", "pid"],
         &["--stats"],
-        &["-D"],
+        dump,
     ] {
         if let Err(e) = compare_report(data, Input::File, args) {
             failures.push(e);
@@ -53,7 +57,7 @@ fn threads_directory_reads_like_perf() {
     }
     let dir = tempdir();
     let data = record_threads(dir.path(), "fp.data", &["-g"]);
-    compare_all(&data);
+    compare_all(&data, false);
 
     // `prec inject` makes one file of it, which perf reads as the directory.
     let single = dir.path().join("single.data");
@@ -81,7 +85,7 @@ fn compressed_threads_directory_reads_like_perf() {
     }
     // Each data file is its own zstd stream.
     let dir = tempdir();
-    compare_all(&record_threads(dir.path(), "z.data", &["-z"]));
+    compare_all(&record_threads(dir.path(), "z.data", &["-z"]), true);
 }
 
 #[test]
@@ -120,4 +124,147 @@ fn truncated_data_file_is_named() {
         stderr.contains(&format!("cannot open {}", data.join("data").display())),
         "{stderr}"
     );
+}
+
+/// `perf evlist -v` of a recording, without ids.
+fn evlist(file: &Path) -> String {
+    stdout_of(perf().args(["evlist", "-v", "-i"]).arg(file))
+        .lines()
+        .map(|l| match (l.find(", id = {"), l.find('}')) {
+            (Some(a), Some(b)) if b > a => format!("{}{}", &l[..a], &l[b + 1..]),
+            _ => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The sizes of `DIR/data.0`, `DIR/data.1`, ... in order.
+fn data_file_sizes(dir: &Path) -> Vec<u64> {
+    (0..)
+        .map(|n| dir.join(format!("data.{n}")))
+        .take_while(|p| p.is_file())
+        .map(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0))
+        .collect()
+}
+
+fn online_cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+#[test]
+fn prec_record_threads_writes_what_perf_reads() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let argv = ["sh", "-c", PIPELINE];
+    let [theirs, ours] = record_both(dir.path(), "threads", &["--threads", "-g"], &argv);
+    assert!(ours.is_dir(), "prec record --threads wrote no directory");
+    // A file per ring (per CPU), as perf makes them.
+    assert_eq!(data_file_sizes(&ours).len(), data_file_sizes(&theirs).len());
+    assert_eq!(evlist(&ours), evlist(&theirs));
+    let header = stdout_of(perf().args(["report", "--header-only", "-i"]).arg(&ours));
+    assert!(
+        header.contains("# directory data version : 1"),
+        "no DIR_FORMAT feature:\n{header}"
+    );
+    for args in [&["report", "--stdio", "-i"][..], &["script", "-i"]] {
+        let o = run(perf().args(args).arg(&ours));
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            stderr.trim().is_empty(),
+            "perf {} on prec's directory:\n{stderr}",
+            args[0]
+        );
+    }
+    compare_all(&ours, false);
+}
+
+#[test]
+fn threads_spec_groups_rings_like_perf() {
+    if !require_perf_record() {
+        return;
+    }
+    // One thread reads every CPU's ring; each ring still has its own file.
+    let last = online_cpus() - 1;
+    let spec = format!("--threads=0-{last}/0");
+    let dir = tempdir();
+    let argv = ["sh", "-c", PIPELINE];
+    let [theirs, ours] = record_both(dir.path(), "grouped", &[&spec, "-z"], &argv);
+    for data in [&theirs, &ours] {
+        let sizes = data_file_sizes(data);
+        assert_eq!(sizes.len(), online_cpus(), "{}", data.display());
+    }
+    compare_all(&ours, true);
+
+    // perf's refusals, and no directory left behind.
+    for (args, message) in [
+        (
+            &["--threads=bogus"][..],
+            "Invalid thread maps or affinity specs",
+        ),
+        (
+            &["--threads", "--aio"],
+            "mutually exclusive to parallel streaming mode",
+        ),
+        (
+            &["--threads", "--per-thread"],
+            "mutually exclusive to parallel streaming mode",
+        ),
+    ] {
+        let out = dir.path().join("refused.data");
+        let o = run_fail(
+            prec()
+                .arg("record")
+                .args(args)
+                .arg("-o")
+                .arg(&out)
+                .args(["--", "true"]),
+        );
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+        assert!(!out.exists(), "{args:?} left {}", out.display());
+    }
+}
+
+#[test]
+fn killed_threads_recording_still_reads() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let data = dir.path().join("killed.data");
+    // An earlier recording there moves to killed.data.old, as with perf.
+    std::fs::write(&data, b"an earlier file").expect("write");
+    let mut child = prec()
+        .args(["record", "-q", "--threads", "-o"])
+        .arg(&data)
+        .args(["--", "sh", "-c", "while :; do :; done"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start prec record");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let _ = child.kill();
+    let _ = child.wait();
+    // The workload outlives a SIGKILLed recorder: stop it.
+    let _ = std::process::Command::new("pkill")
+        .args(["-f", "while :; do :; done"])
+        .status();
+    assert_eq!(
+        std::fs::read(dir.path().join("killed.data.old")).expect("old file"),
+        b"an earlier file"
+    );
+    let o = run(perf()
+        .args(["report", "--stdio", "--sort", "comm", "-i"])
+        .arg(&data));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("# Samples:") && stdout.contains("sh"),
+        "perf report of a killed --threads recording:\n{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    if let Err(e) = compare_report(&data, Input::File, &["--sort", "comm,dso"]) {
+        panic!("{e}");
+    }
 }

@@ -36,6 +36,9 @@ pub struct FileWriter<W: Write + Seek> {
     buffer: Vec<u8>,
     /// Flush to the file when the buffer grows past this.
     buffer_limit: usize,
+    /// The feature bitmap of [`FileWriter::write_features_early`], while
+    /// its sections still follow the data.
+    early_features: Option<[u64; 4]>,
 }
 
 impl<W: Write + Seek> FileWriter<W> {
@@ -68,6 +71,7 @@ impl<W: Write + Seek> FileWriter<W> {
             data_size: 0,
             buffer: Vec::with_capacity(1 << 20),
             buffer_limit: 1 << 20,
+            early_features: None,
         };
         let header = w.header_bytes([0; 4]);
         head[..FILE_HEADER_SIZE as usize].copy_from_slice(&header);
@@ -130,6 +134,13 @@ impl<W: Write + Seek> FileWriter<W> {
         if self.buffer.is_empty() {
             return Ok(());
         }
+        if self.early_features.take().is_some() {
+            // The data is about to cover the early features: the header
+            // stops naming them first.
+            let header = self.header_bytes([0; 4]);
+            self.out.seek(SeekFrom::Start(0))?;
+            self.out.write_all(&header)?;
+        }
         self.out
             .seek(SeekFrom::Start(self.data_offset + self.data_size))?;
         self.out.write_all(&self.buffer)?;
@@ -148,16 +159,41 @@ impl<W: Write + Seek> FileWriter<W> {
     pub fn flush(&mut self) -> io::Result<()> {
         self.write_buffer()?;
         self.out.flush()?;
-        let header = self.header_bytes([0; 4]);
+        let header = self.header_bytes(self.early_features.unwrap_or([0; 4]));
         self.out.seek(SeekFrom::Start(0))?;
         self.out.write_all(&header)?;
         self.out.flush()
+    }
+
+    /// Writes `features` after the data so far and a header that names
+    /// them, before [`FileWriter::finish`]: for a file whose data is
+    /// complete early (a directory's header file), so that a recorder killed
+    /// later leaves them. They stay until more data is written over them.
+    pub fn write_features_early(&mut self, features: &[(FeatureId, Vec<u8>)]) -> io::Result<()> {
+        self.write_buffer()?;
+        let bitmap = self.write_feature_sections(features)?;
+        self.early_features = Some(bitmap);
+        self.flush()
     }
 
     /// Writes the feature sections (in increasing feature order, each
     /// given encoded) and the final header; returns the output.
     pub fn finish(mut self, features: &[(FeatureId, Vec<u8>)]) -> io::Result<W> {
         self.write_buffer()?;
+        let bitmap = self.write_feature_sections(features)?;
+        let header = self.header_bytes(bitmap);
+        self.out.seek(SeekFrom::Start(0))?;
+        self.out.write_all(&header)?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
+
+    /// The feature table and sections at the end of the data; returns the
+    /// header's feature bitmap.
+    fn write_feature_sections(
+        &mut self,
+        features: &[(FeatureId, Vec<u8>)],
+    ) -> io::Result<[u64; 4]> {
         let mut features: Vec<&(FeatureId, Vec<u8>)> =
             features.iter().filter(|f| f.0 .0 < 256).collect();
         features.sort_by_key(|f| f.0);
@@ -177,11 +213,7 @@ impl<W: Write + Seek> FileWriter<W> {
         for (_, bytes) in &features {
             self.out.write_all(bytes)?;
         }
-        let header = self.header_bytes(bitmap);
-        self.out.seek(SeekFrom::Start(0))?;
-        self.out.write_all(&header)?;
-        self.out.flush()?;
-        Ok(self.out)
+        Ok(bitmap)
     }
 }
 

@@ -156,6 +156,9 @@ pub struct RecordModes {
     pub namespaces: bool,
     /// `--per-thread`: no inherit, no TIME (unless `-T`).
     pub per_thread: bool,
+    /// `--threads[=SPEC]`: a directory of per-thread data files (see
+    /// [`crate::parallel`]).
+    pub threads: Option<String>,
     /// `-B` (and `-z`): no BUILD_ID feature, no sample count.
     pub no_buildid: bool,
     /// `--buildid-all`: the BUILD_ID feature lists every file mapped, not
@@ -934,6 +937,17 @@ impl Sink {
             Sink::Async(a) => a.data_bytes,
         }
     }
+    /// A file's features ahead of its end (see
+    /// [`FileWriter::write_features_early`]); nothing for a pipe or --aio.
+    fn write_features_early(
+        &mut self,
+        features: &[(prec_format::FeatureId, Vec<u8>)],
+    ) -> io::Result<()> {
+        match self {
+            Sink::Direct(Writer::File(w)) => w.write_features_early(features),
+            _ => Ok(()),
+        }
+    }
     /// The writer, once all writing is done.
     fn into_writer(self) -> io::Result<Writer> {
         match self {
@@ -1021,8 +1035,12 @@ fn old_path(p: &Path) -> PathBuf {
 /// `.old` first (and back if creation fails).
 fn create_output(path: &Path) -> Result<File, RecordError> {
     let moved = match std::fs::metadata(path) {
-        Ok(m) if m.is_file() && m.len() > 0 => {
+        // A directory is an earlier --threads recording.
+        Ok(m) if (m.is_file() && m.len() > 0) || m.is_dir() => {
             let old = old_path(path);
+            if m.is_dir() || std::fs::symlink_metadata(&old).is_ok_and(|o| o.is_dir()) {
+                remove_old(&old)?;
+            }
             std::fs::rename(path, &old).map_err(|e| {
                 RecordError(format!(
                     "cannot rename {} to {}: {}",
@@ -1055,6 +1073,109 @@ fn create_output(path: &Path) -> Result<File, RecordError> {
             ))
         }
     }
+}
+
+/// One `data.N` file of a `--threads` directory: raw ring records, or
+/// COMPRESSED records of its own zstd stream with `-z`.
+struct DataFile {
+    file: File,
+    compressor: Option<Compressor>,
+    zbuf: Vec<u8>,
+    written: u64,
+}
+
+impl DataFile {
+    fn create(path: &Path, compression_level: Option<u32>) -> Result<DataFile, RecordError> {
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(path)
+            .map_err(|e| {
+                RecordError(format!(
+                    "cannot create output file {}: {}",
+                    path.display(),
+                    errno_name(&e)
+                ))
+            })?;
+        Ok(DataFile {
+            file,
+            compressor: compression_level.map(Compressor::new),
+            zbuf: Vec::new(),
+            written: 0,
+        })
+    }
+
+    /// Writes at once (no buffer), so that a killed recording leaves every
+    /// record it read.
+    fn write(&mut self, records: &[u8]) -> io::Result<()> {
+        let bytes = match &mut self.compressor {
+            Some(c) => {
+                self.zbuf.clear();
+                c.compress(records, &mut self.zbuf);
+                &self.zbuf[..]
+            }
+            None => records,
+        };
+        self.file.write_all(bytes)?;
+        self.written += bytes.len() as u64;
+        Ok(())
+    }
+}
+
+/// Creates a `--threads` output directory (mode 0700), moving an existing
+/// file or directory to `.old` first as perf does, and its header file.
+fn create_output_dir(path: &Path) -> Result<File, RecordError> {
+    if std::fs::symlink_metadata(path).is_ok() {
+        let old = old_path(path);
+        remove_old(&old)?;
+        std::fs::rename(path, &old).map_err(|e| {
+            RecordError(format!(
+                "Can't move data: {} ({} to {})",
+                errno_name(&e),
+                path.display(),
+                old.display()
+            ))
+        })?;
+    }
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(path)
+        .map_err(|e| {
+            RecordError(format!(
+                "cannot create output directory {}: {}",
+                path.display(),
+                errno_name(&e)
+            ))
+        })?;
+    create_output(&path.join("data"))
+}
+
+/// Removes a previous `.old` output: a file, or a directory holding only
+/// perf.data files (perf's `rm_rf_perf_data`), never anything else.
+fn remove_old(old: &Path) -> Result<(), RecordError> {
+    let Ok(meta) = std::fs::symlink_metadata(old) else {
+        return Ok(());
+    };
+    let refuse =
+        |what: &str| RecordError(format!("Can't remove old data: {what} ({})", old.display()));
+    if !meta.is_dir() {
+        return std::fs::remove_file(old).map_err(|e| refuse(&errno_name(&e)));
+    }
+    let entries = std::fs::read_dir(old).map_err(|e| refuse(&errno_name(&e)))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| refuse(&errno_name(&e)))?;
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let is_data = name == "data" || name.starts_with("data.");
+        if !is_data || !entry.file_type().is_ok_and(|t| t.is_file()) {
+            return Err(refuse("Unknown file found"));
+        }
+        std::fs::remove_file(entry.path()).map_err(|e| refuse(&errno_name(&e)))?;
+    }
+    std::fs::remove_dir(old).map_err(|e| refuse(&errno_name(&e)))
 }
 
 /// Runs a whole recording.
@@ -1270,12 +1391,14 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     let mut rings: Vec<(RingBuffer, i32)> = Vec::new();
     // Per ring, where --affinity reads it.
     let mut ring_masks: Vec<Option<Vec<u32>>> = Vec::new();
+    let mut ring_cpus: Vec<u32> = Vec::new();
     for (i, cpu_fds) in fds.iter().enumerate() {
         let Some(first) = cpu_fds.first() else {
             continue;
         };
         let cpu = if per_thread { ANY_CPU } else { cpus[i] };
         ring_masks.push(affinity_mask(cfg.modes.affinity, cpu));
+        ring_cpus.push(cpu);
         let rb = RingBuffer::new(first.as_fd(), cfg.mmap_pages).map_err(|e| {
             RecordError(format!(
                 "failed to mmap the ring buffer ({} pages): {}{}",
@@ -1293,6 +1416,20 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
         }
         rings.push((rb, first.as_raw_fd()));
     }
+
+    // --threads: ring i's records go to data.i. prec reads every ring
+    // from this thread; the spec is checked as perf checks it.
+    let ring_files: Option<Vec<usize>> = match &cfg.modes.threads {
+        Some(spec) => {
+            crate::parallel::thread_masks(spec, &ring_cpus).map_err(|e| {
+                RecordError(format!(
+                    "{e}\nFailed to initialize parallel data streaming masks"
+                ))
+            })?;
+            Some((0..rings.len()).collect())
+        }
+        None => None,
+    };
 
     let fattrs: Vec<Attr> = events
         .iter()
@@ -1372,7 +1509,19 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
             },
         ));
     }
+    let mut data_files: Vec<DataFile> = Vec::new();
+    if ring_files.is_some() {
+        host.push(prec_format::features::Feature::DirFormat(1));
+    }
     let sink = match &cfg.output {
+        Output::File(p) if ring_files.is_some() => {
+            let f = create_output_dir(p)?;
+            for n in 0..rings.len() {
+                let path = p.join(format!("data.{n}"));
+                data_files.push(DataFile::create(&path, cfg.modes.compression_level)?);
+            }
+            Writer::File(FileWriter::new(f, Endian::NATIVE, &writer_attrs)?)
+        }
         Output::File(p) => {
             let f = create_output(p)?;
             Writer::File(FileWriter::new(f, Endian::NATIVE, &writer_attrs)?)
@@ -1529,6 +1678,18 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     tracker.scan(&pro);
     sink.write(&pro)?;
     sink.flush()?;
+    if ring_files.is_some() {
+        // The header file's data is complete: its features (DIR_FORMAT
+        // above all) now, so that a killed recording's directory reads.
+        let facts = RecordingFacts {
+            cmdline: cfg.cmdline.clone(),
+            events: event_infos.to_vec(),
+            sample_time: None,
+            build_ids: Vec::new(),
+        };
+        let early = features::file_features(&host, &facts, Endian::NATIVE);
+        sink.write_features_early(&early)?;
+    }
     // The workload as perf's record__synthesize_workload makes it up: its
     // main thread's COMM (once reaped, the last one it had: perf reads a
     // zombie's) and maps.
@@ -1606,6 +1767,8 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     let mut exit: Option<ExitStatus> = None;
     let mut zbuf: Vec<u8> = Vec::new();
     let mut current_mask: Option<Vec<u32>> = None;
+    // What the --threads data files hold so far.
+    let parallel_bytes = std::cell::Cell::new(0u64);
     let mut drain = |rings: &mut Vec<(RingBuffer, i32)>,
                      sink: &mut Sink,
                      tracker: &mut Tracker,
@@ -1614,6 +1777,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
      -> io::Result<bool> {
         buf.clear();
         let mut held_back = false;
+        let mut wrote_parallel = false;
         for (i, (rb, _)) in rings.iter_mut().enumerate() {
             // perf's --mmap-flush (record__mmap_flush_parse caps it).
             let flush = cfg.modes.mmap_flush.unwrap_or(1);
@@ -1629,7 +1793,27 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
                     current_mask = Some(mask.clone());
                 }
             }
+            if let Some(files) = &ring_files {
+                // Parallel streaming: the ring's own records, to its
+                // thread's file, without rounds (each file is in time
+                // order already; readers merge them).
+                let start = buf.len();
+                rb.read_available(buf);
+                if buf.len() > start {
+                    tracker.scan(&buf[start..]);
+                    let file = &mut data_files[files[i]];
+                    let before = file.written;
+                    file.write(&buf[start..])?;
+                    parallel_bytes.set(parallel_bytes.get() + file.written - before);
+                    wrote_parallel = true;
+                }
+                buf.truncate(start);
+                continue;
+            }
             rb.read_available(buf);
+        }
+        if ring_files.is_some() {
+            return Ok(wrote_parallel);
         }
         if buf.is_empty() {
             return Ok(false);
@@ -1736,7 +1920,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
                 last_switch = Instant::now();
             }
             if let Some(max) = cfg.modes.max_size {
-                let written = sink.data_bytes();
+                let written = sink.data_bytes() + parallel_bytes.get();
                 if written >= max {
                     note(
                         cfg.quiet,
@@ -1819,16 +2003,28 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     drop(fds);
 
     // 5. Finish.
+    // With --threads the data files hold the compressed data.
     let compressed = comp.map(|c| {
+        let (transferred, compressed) = data_files
+            .iter()
+            .filter_map(|f| f.compressor.as_ref())
+            .fold((c.transferred, c.compressed), |(t, z), f| {
+                (t + f.transferred, z + f.compressed)
+            });
+        let ratio = if compressed == 0 {
+            0.0
+        } else {
+            transferred as f64 / compressed as f64
+        };
         for f in host.iter_mut() {
             if let prec_format::features::Feature::Compressed(x) = f {
                 // perf: (u32)(ratio + 0.5).
-                x.ratio = (c.ratio() + 0.5) as u32;
+                x.ratio = (ratio + 0.5) as u32;
             }
         }
-        (c.transferred, c.compressed)
+        (transferred, compressed)
     });
-    let data_bytes = finish_sink(sink, &host, cfg, &event_infos, &tracker)?;
+    let data_bytes = finish_sink(sink, &host, cfg, &event_infos, &tracker)? + parallel_bytes.get();
     Ok(RecordOutcome {
         exit,
         samples: tracker.samples,

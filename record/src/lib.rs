@@ -28,6 +28,7 @@ pub mod events;
 pub mod features;
 pub mod launch;
 pub mod mapped;
+pub mod parallel;
 pub mod proc_synth;
 pub mod ring;
 pub mod synth;

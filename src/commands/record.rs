@@ -384,11 +384,14 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         buildid_all: args.buildid_all,
         timestamp_boundary: args.timestamp_boundary,
         no_buffering: args.no_buffering,
+        // perf ignores these in parallel streaming mode, with a warning.
         switch_output: args
             .switch_output
             .as_deref()
+            .filter(|_| args.threads.is_none())
             .map(parse_switch_output)
             .transpose()?,
+        threads: args.threads.clone(),
         switch_max_files: args.switch_max_files.unwrap_or(0),
         tail_synthesize: args.tail_synthesize,
         realtime: args.realtime.filter(|&p| p != 0),
@@ -540,6 +543,25 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         cmdline: std::env::args().collect(),
         modes,
     };
+    if cfg.modes.threads.is_some() {
+        if cfg.modes.aio.is_some() {
+            bail!("Asynchronous streaming mode (--aio) is mutually exclusive to parallel streaming mode.");
+        }
+        if cfg.modes.per_thread {
+            bail!("--per-thread option is mutually exclusive to parallel streaming mode.");
+        }
+        if matches!(cfg.output, Output::Stdout) {
+            bail!("parallel streaming mode (--threads) writes a directory: it needs -o DIR, not a pipe");
+        }
+        for (given, option) in [
+            (args.switch_output.is_some(), "--switch-output"),
+            (args.timestamp_filename, "--timestamp-filename"),
+        ] {
+            if given {
+                eprintln!("WARNING: {option} option is not available in parallel streaming mode.");
+            }
+        }
+    }
     if cfg.modes.switch_output.is_some() {
         if matches!(cfg.output, Output::Stdout) {
             bail!("--switch-output needs a file output (-o FILE), not a pipe");
@@ -562,7 +584,9 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
     let out = capture::record(&cfg)?;
     // --timestamp-filename: the finished file gets the time as a suffix
     // (a pipe only the message).
-    let dumped = if args.timestamp_filename || args.switch_output.is_some() {
+    let dumped = if (args.timestamp_filename || args.switch_output.is_some())
+        && cfg.modes.threads.is_none()
+    {
         match &output {
             Output::Stdout => {
                 let stamp = sys::local_timestamp().context("cannot read the time")?;
