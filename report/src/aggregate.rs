@@ -880,6 +880,10 @@ pub struct Quality {
     /// MMAP records marked PROC_MAP_PARSE_TIMEOUT: processes whose
     /// `/proc/PID/maps` the recorder stopped reading.
     pub proc_map_timeouts: u64,
+    /// A kernel sample's symbols were refused: the recorded kernel's
+    /// build-id is not this machine's (perf's "No kallsyms or vmlinux with
+    /// build-id ... was found").
+    pub kernel_symbols_refused: bool,
 }
 
 /// A display group (`--group`, or the file's GROUP_DESC).
@@ -2799,6 +2803,7 @@ fn build_naming(
     let force_group =
         options.group && !options.no_group && file.mode() != prec_format::read::Mode::Pipe;
     let groups = make_groups(&hists, &group_descs, force_group, attrs.len());
+    quality.kernel_symbols_refused = resolver.kernel_ok == Some(false);
     let mut data = ReportData {
         hists,
         groups,

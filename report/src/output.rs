@@ -657,7 +657,18 @@ fn write_hists(
         let levels = data.options.sort.clone();
         // A srcline node's srcline exists when perf compared it: with a
         // sibling (collapsing), or its first entry with another of the
-        // same keys before srcline (perf's entries_in).
+        // same keys before srcline (perf's entries_in). perf 6.1.187 has
+        // every one when it refused the kernel's symbols for two samples or
+        // more (seen on every fixture; --kallsyms or --symfs turn it
+        // around; the mechanism is not known).
+        let refused_kernel_samples: u64 = data
+            .hists
+            .iter()
+            .flat_map(|h| &h.entries)
+            .filter(|e| e.level == b'k' && e.sym.is_none())
+            .map(|e| e.nr_samples)
+            .sum();
+        let all_known = data.quality.kernel_symbols_refused && refused_kernel_samples >= 2;
         let shared = SharedPrefixes::new(data, &h.entries, SortKey::Srcline, true);
         let mut siblings = vec![h.hierarchy_roots.len(); h.hierarchy.len()];
         for node in &h.hierarchy {
@@ -673,7 +684,7 @@ fn write_hists(
             .map(|(i, n)| {
                 let e = &h.entries[n.entry];
                 let inserted = e.nr_samples.max(e.cg.as_ref().map_or(0, |c| c.acc_count));
-                let known = siblings[i] >= 2 || inserted >= 2 || shared.shared(e);
+                let known = all_known || siblings[i] >= 2 || inserted >= 2 || shared.shared(e);
                 (e, Some(levels[n.depth]), known)
             });
         let w = calc_widths_of(data, h, shown);
