@@ -9,14 +9,20 @@ use std::path::{Path, PathBuf};
 
 use common::*;
 
-/// A workload that keeps both CPUs' readers busy: a pipeline of processes.
-const PIPELINE: &str = "head -c 8000000 /dev/urandom | gzip -1 | gzip -d > /dev/null";
+/// A workload that keeps both CPUs' rings busy: two processes with frame
+/// pointers (`-g` chains without them end in garbage addresses, whose ties
+/// perf orders by heap addresses; see `with_address_ties_sorted`).
+fn workload() -> String {
+    let program = fixture_bin("callgraph-fp");
+    let program = program.display();
+    format!("{program} 0.2 & {program} 0.2; wait")
+}
 
 fn record_threads(dir: &Path, name: &str, opts: &[&str]) -> PathBuf {
     let data = dir.join(name);
     let mut args = vec!["--threads"];
     args.extend_from_slice(opts);
-    record(perf(), &data, &args, &["sh", "-c", PIPELINE]);
+    record(perf(), &data, &args, &["sh", "-c", &workload()]);
     assert!(
         data.join("data").is_file() && data.join("data.0").is_file(),
         "perf record --threads wrote no directory at {}",
@@ -157,7 +163,8 @@ fn prec_record_threads_writes_what_perf_reads() {
         return;
     }
     let dir = tempdir();
-    let argv = ["sh", "-c", PIPELINE];
+    let workload = workload();
+    let argv = ["sh", "-c", &workload];
     let [theirs, ours] = record_both(dir.path(), "threads", &["--threads", "-g"], &argv);
     assert!(ours.is_dir(), "prec record --threads wrote no directory");
     // A file per ring (per CPU), as perf makes them.
@@ -189,7 +196,8 @@ fn threads_spec_groups_rings_like_perf() {
     let last = online_cpus() - 1;
     let spec = format!("--threads=0-{last}/0");
     let dir = tempdir();
-    let argv = ["sh", "-c", PIPELINE];
+    let workload = workload();
+    let argv = ["sh", "-c", &workload];
     let [theirs, ours] = record_both(dir.path(), "grouped", &[&spec, "-z"], &argv);
     for data in [&theirs, &ours] {
         let sizes = data_file_sizes(data);
