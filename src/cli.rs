@@ -488,6 +488,10 @@ pub struct RecordArgs {
     /// Check the options, then exit without recording.
     #[arg(long = "dry-run")]
     pub dry_run: bool,
+    /// Flight recorder: rings keep the newest records, overwriting the
+    /// oldest, and are written at the end (and at each --switch-output)
+    #[arg(long = "overwrite")]
+    pub overwrite: bool,
     /// Parallel streaming: write a directory (DIR/data and a DIR/data.N per
     /// ring), each reading thread's rings to its own file; SPEC groups the
     /// CPUs: cpu (default), core, package, numa, or MAPS/AFFINITY[:...]

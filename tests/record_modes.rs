@@ -1166,3 +1166,150 @@ fn realtime_priority_like_perf() {
     assert!(!file.exists());
     let _ = std::fs::remove_dir_all(&shared);
 }
+
+/// `perf report --stats` counts by record kind (`KIND events: N` lines of
+/// the totals, without percentages).
+fn record_counts(file: &Path) -> Vec<(String, u64)> {
+    stdout_of(perf().args(["report", "--stats", "-i"]).arg(file))
+        .lines()
+        .skip_while(|l| !l.contains("Aggregated stats:"))
+        .skip(1)
+        .take_while(|l| !l.trim_end().ends_with(" stats:"))
+        .filter_map(|l| {
+            let (kind, rest) = l.trim().split_once(" events:")?;
+            let n = rest.split_whitespace().next()?.parse().ok()?;
+            Some((kind.to_string(), n))
+        })
+        .collect()
+}
+
+/// `--overwrite`: backward-writing events in read-only rings that keep the
+/// newest records, read at the end, the tasks made up after them.
+#[test]
+fn overwrite_keeps_the_newest_like_perf() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    for (i, args) in [
+        &["--overwrite", "-m", "2"][..],
+        &["--overwrite", "-e", "task-clock", "-g"],
+    ]
+    .iter()
+    .enumerate()
+    {
+        let a = dir.join(format!("prec{i}.data"));
+        let b = dir.join(format!("perf{i}.data"));
+        prec_record(&a, args);
+        perf_record(&b, args);
+        assert_eq_text(&evlist(&b), &evlist(&a));
+        assert!(evlist(&a).contains("write_backward: 1"), "{args:?}");
+        assert_perf_reads_clean(&a, "--overwrite");
+        // The records perf record makes itself, the same; what the rings
+        // kept depends on which CPU ran what when.
+        let (ours, theirs) = (record_counts(&a), record_counts(&b));
+        let made = |c: &[(String, u64)]| {
+            c.iter()
+                .filter(|(k, _)| {
+                    [
+                        "FINISHED_ROUND",
+                        "ID_INDEX",
+                        "THREAD_MAP",
+                        "CPU_MAP",
+                        "EVENT_UPDATE",
+                        "FINISHED_INIT",
+                    ]
+                    .contains(&k.as_str())
+                })
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(made(&ours), made(&theirs), "{args:?}: records perf makes");
+        let samples =
+            |c: &[(String, u64)]| c.iter().find(|(k, _)| k == "SAMPLE").map_or(0, |&(_, n)| n);
+        if i == 0 {
+            // Each CPU's 8 KiB ring holds the last ~200 of hot3's ~4000
+            // samples (40 bytes each), for perf as for prec.
+            let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+            for (who, n) in [("prec", samples(&ours)), ("perf", samples(&theirs))] {
+                assert!(n > 100 && n <= cpus * 8192 / 40, "{who} kept {n} samples");
+            }
+        }
+        if let Err(e) = compare_report(&a, Input::File, &["--sort", "comm,dso,sym"]) {
+            panic!("{e}");
+        }
+    }
+}
+
+/// EVENT_UPDATE records as perf writes them: in a pipe every event's name
+/// and a clock event's unit and scale; at a --tail-synthesize file's end the
+/// units and scales.
+#[test]
+fn event_updates_like_perf() {
+    if !require_perf_record() {
+        return;
+    }
+    let updates = |data: &Path, pipe: bool| -> String {
+        let mut c = perf();
+        c.args(["report", "-D", "-i"]);
+        let input = std::fs::File::open(data).expect("open recording");
+        if pipe {
+            c.arg("-").stdin(input);
+        } else {
+            c.arg(data).stdin(std::process::Stdio::null());
+        }
+        let out = c.output().expect("run perf report -D");
+        assert!(out.status.success(), "perf report -D -i {}", data.display());
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| {
+                l.starts_with("... unit:")
+                    || l.starts_with("... scale:")
+                    || l.starts_with("... name:")
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let dir = tempdir();
+    let events = [
+        "-e",
+        "page-faults",
+        "-e",
+        "{cpu-clock,task-clock}",
+        "-e",
+        "cycles:u",
+    ];
+    for tool in ["perf", "prec"] {
+        let mut c = if tool == "perf" { perf() } else { prec() };
+        let out = std::fs::File::create(dir.join(format!("{tool}.pipe"))).expect("create");
+        c.args(["record", "-q"])
+            .args(events)
+            .args(["-o", "-", "--"])
+            .arg(hot3())
+            .arg("0.05")
+            .stdout(out);
+        run(&mut c);
+        let file = dir.join(format!("{tool}.tail"));
+        let mut c = if tool == "perf" { perf() } else { prec() };
+        c.args(["record", "-q", "--tail-synthesize"])
+            .args(events)
+            .arg("-o")
+            .arg(&file)
+            .arg("--")
+            .arg(hot3())
+            .arg("0.05");
+        run(&mut c);
+    }
+    let theirs = updates(&dir.join("perf.pipe"), true);
+    assert!(
+        theirs.contains("... unit:  msec"),
+        "perf wrote no units:\n{theirs}"
+    );
+    assert_eq_text(&theirs, &updates(&dir.join("prec.pipe"), true));
+    let theirs = updates(&dir.join("perf.tail"), false);
+    assert!(
+        theirs.contains("... scale:"),
+        "perf wrote no scales:\n{theirs}"
+    );
+    assert_eq_text(&theirs, &updates(&dir.join("prec.tail"), false));
+}

@@ -159,6 +159,10 @@ pub struct RecordModes {
     /// `--threads[=SPEC]`: a directory of per-thread data files (see
     /// [`crate::parallel`]).
     pub threads: Option<String>,
+    /// `--overwrite`: events write backward into read-only rings that keep
+    /// the newest records, read at the end (and at each --switch-output);
+    /// the targets' tasks are made up at the end (as --tail-synthesize).
+    pub overwrite: bool,
     /// `-B` (and `-z`): no BUILD_ID feature, no sample count.
     pub no_buildid: bool,
     /// `--buildid-all`: the BUILD_ID feature lists every file mapped, not
@@ -309,6 +313,8 @@ struct OpenEvent {
     name: String,
     attr: PerfEventAttr,
     ids: Vec<u64>,
+    /// Asked for as `cpu-clock`/`task-clock` ([`EventSpec::is_clock`]).
+    clock: bool,
 }
 
 fn note(quiet: bool, msg: &str) {
@@ -497,6 +503,7 @@ fn configure(
     a.set_flag(flags::DISABLED, true);
     a.set_flag(flags::INHERIT, cfg.inherit && !m.per_thread);
     a.set_flag(flags::SAMPLE_ID_ALL, true);
+    a.set_flag(flags::WRITE_BACKWARD, m.overwrite);
     if launching && !cfg.system_wide && m.delay_ms.is_none() {
         a.set_flag(flags::ENABLE_ON_EXEC, true);
     }
@@ -1075,6 +1082,14 @@ fn create_output(path: &Path) -> Result<File, RecordError> {
     }
 }
 
+/// Pauses or resumes the writing into each ring, through the fd that owns
+/// it (`--overwrite` rings are read paused).
+fn pause_rings(fds: &[Vec<OwnedFd>], pause: bool) {
+    for first in fds.iter().filter_map(|cpu_fds| cpu_fds.first()) {
+        let _ = sys::ioc_pause_output(first.as_fd(), pause);
+    }
+}
+
 /// One `data.N` file of a `--threads` directory: raw ring records, or
 /// COMPRESSED records of its own zstd stream with `-z`.
 struct DataFile {
@@ -1367,7 +1382,13 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
             }
         }
         fd_slots.push(slots);
-        events.push(OpenEvent { name, attr, ids });
+        let clock = spec.as_ref().is_some_and(EventSpec::is_clock);
+        events.push(OpenEvent {
+            name,
+            attr,
+            ids,
+            clock,
+        });
     }
     // perf's evlist__apply_filters, on every fd of a filtered event.
     for (spec, slots) in specs.iter().zip(&fd_slots) {
@@ -1399,7 +1420,12 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
         let cpu = if per_thread { ANY_CPU } else { cpus[i] };
         ring_masks.push(affinity_mask(cfg.modes.affinity, cpu));
         ring_cpus.push(cpu);
-        let rb = RingBuffer::new(first.as_fd(), cfg.mmap_pages).map_err(|e| {
+        let rb = if cfg.modes.overwrite {
+            RingBuffer::new_overwrite(first.as_fd(), cfg.mmap_pages)
+        } else {
+            RingBuffer::new(first.as_fd(), cfg.mmap_pages)
+        };
+        let rb = rb.map_err(|e| {
             RecordError(format!(
                 "failed to mmap the ring buffer ({} pages): {}{}",
                 cfg.mmap_pages,
@@ -1577,10 +1603,33 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
             }
         }
     };
+    // perf_event__synthesize_extra_attr, as perf record calls it in a pipe
+    // and at a file's tail: a clock event's unit and scale, and in a pipe
+    // every event's name (file mode has them in EVENT_DESC).
+    let pipe = cfg.output == Output::Stdout;
+    let event_updates = |pro: &mut Vec<u8>| {
+        for e in &events {
+            let Some(&id) = e.ids.first() else {
+                continue;
+            };
+            if e.clock {
+                synth::event_update(pro, synth::event_update::UNIT, id, b"msec\0");
+                synth::event_update(pro, synth::event_update::SCALE, id, &1e-6f64.to_ne_bytes());
+            }
+            if pipe {
+                let mut name = e.name.clone().into_bytes();
+                name.push(0);
+                synth::event_update(pro, synth::event_update::NAME, id, &name);
+            }
+        }
+    };
     let tail = cfg.modes.tail_synthesize;
     let mut pro = Vec::with_capacity(4096);
     if !tail {
         start_file(&mut pro);
+        if pipe {
+            event_updates(&mut pro);
+        }
     }
     // perf's perf_event__synthesize_mmap_events: the maps read in time,
     // then the line read when the time ran out, marked (perf report
@@ -1716,6 +1765,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
             synth_workload(&mut pro, pid, comm);
         }
         start_file(&mut pro);
+        event_updates(&mut pro);
         synth::thread_map(&mut pro, &thread_names);
         synth::cpu_map(&mut pro, &cpus);
         synth_targets(&mut pro, None);
@@ -1778,6 +1828,17 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
         buf.clear();
         let mut held_back = false;
         let mut wrote_parallel = false;
+        // An overwritable ring is read only when stopped: at the end and
+        // at a switch.
+        let read_ring = |rb: &mut RingBuffer, buf: &mut Vec<u8>| {
+            if cfg.modes.overwrite {
+                if last {
+                    rb.read_overwritten(buf);
+                }
+            } else {
+                rb.read_available(buf);
+            }
+        };
         for (i, (rb, _)) in rings.iter_mut().enumerate() {
             // perf's --mmap-flush (record__mmap_flush_parse caps it).
             let flush = cfg.modes.mmap_flush.unwrap_or(1);
@@ -1798,7 +1859,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
                 // thread's file, without rounds (each file is in time
                 // order already; readers merge them).
                 let start = buf.len();
-                rb.read_available(buf);
+                read_ring(rb, buf);
                 if buf.len() > start {
                     tracker.scan(&buf[start..]);
                     let file = &mut data_files[files[i]];
@@ -1810,7 +1871,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
                 buf.truncate(start);
                 continue;
             }
-            rb.read_available(buf);
+            read_ring(rb, buf);
         }
         if ring_files.is_some() {
             return Ok(wrote_parallel);
@@ -1832,7 +1893,9 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
         // Nor while a ring holds records back (--mmap-flush): they may be
         // older than what this round has, and a reader flushing the round
         // would meet them out of order (perf writes the round anyway).
-        if !tail && !held_back {
+        // perf ends an --overwrite read with a round too: the whole read is
+        // one, whose flush waits for the end.
+        if (!tail || cfg.modes.overwrite) && !held_back {
             synth::bare(buf, synth::PERF_RECORD_FINISHED_ROUND);
         }
         sink.write(buf)?;
@@ -1873,8 +1936,13 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
                 // perf's record__switch_output: the file so far is finished
                 // and renamed NAME.TIMESTAMP, a new one starts at NAME with
                 // the kernel's maps and the targets' tasks made up again.
-                // What --mmap-flush left in the rings belongs to this file.
-                if cfg.modes.mmap_flush.is_some() {
+                // What --mmap-flush left in the rings belongs to this file,
+                // and what --overwrite rings hold, read while paused.
+                if cfg.modes.overwrite {
+                    pause_rings(&fds, true);
+                    drain(&mut rings, &mut sink, &mut tracker, &mut buf, true)?;
+                    pause_rings(&fds, false);
+                } else if cfg.modes.mmap_flush.is_some() {
                     drain(&mut rings, &mut sink, &mut tracker, &mut buf, true)?;
                 }
                 if tail {

@@ -138,8 +138,18 @@ pub const EVENT_NAMES: &[(&str, u32, u64)] = &[
 pub const HW_CPU_CYCLES: u64 = 0;
 /// `PERF_COUNT_SW_CPU_CLOCK`.
 pub const SW_CPU_CLOCK: u64 = 0;
+/// `PERF_COUNT_SW_TASK_CLOCK`.
+pub const SW_TASK_CLOCK: u64 = 1;
 
 impl EventSpec {
+    /// A clock event asked for by name (`cpu-clock`, `task-clock`): perf
+    /// gives it the unit `msec` and the scale 1e-6 (its EVENT_UPDATE
+    /// records). The `cpu-clock` a `cycles` event falls back to has none.
+    pub fn is_clock(&self) -> bool {
+        self.type_ == perf_type::SOFTWARE
+            && (self.config == SW_CPU_CLOCK || self.config == SW_TASK_CLOCK)
+    }
+
     fn base(name: &str, type_: u32, config: u64) -> EventSpec {
         EventSpec {
             name: name.to_string(),

@@ -9,7 +9,9 @@
 //! copy bytes `[tail, head)` (two pieces when they wrap), then store
 //! `data_tail = head` with Release ordering so the kernel may reuse the space.
 //! Because the mapping is writable the kernel never overwrites unread data; it
-//! drops samples and later emits `PERF_RECORD_LOST`.
+//! drops samples and later emits `PERF_RECORD_LOST`. A read-only mapping
+//! ([`RingBuffer::new_overwrite`], perf's `--overwrite`) is the other way
+//! round: the kernel keeps the newest records, overwriting the oldest.
 //!
 //! [`records`] splits copied bytes into raw records (validating each header's
 //! size), and [`LostCounter`] tallies `PERF_RECORD_LOST` /
@@ -42,6 +44,12 @@ pub struct RingBuffer {
     data_offset: usize,
     data_size: u64,
     overruns: u64,
+    /// Mapped read-only: the kernel overwrites old records (`--overwrite`,
+    /// with `write_backward` events); read with
+    /// [`RingBuffer::read_overwritten`].
+    overwrite: bool,
+    /// The `data_head` of the last [`RingBuffer::read_overwritten`].
+    overwrite_prev: u64,
 }
 
 // SAFETY: the mapping is owned exclusively by this value (it is never shared
@@ -63,6 +71,18 @@ impl RingBuffer {
     /// two ≥ 1, otherwise `EINVAL` like the kernel). perf's default is 128
     /// pages (512 KiB) per CPU.
     pub fn new(fd: BorrowedFd<'_>, data_pages: usize) -> io::Result<RingBuffer> {
+        Self::map(fd, data_pages, false)
+    }
+
+    /// Maps `fd`'s ring read-only, which makes the kernel overwrite the
+    /// oldest records instead of dropping new ones (perf's `--overwrite`;
+    /// the events write backward). Read it once stopped, with
+    /// [`RingBuffer::read_overwritten`].
+    pub fn new_overwrite(fd: BorrowedFd<'_>, data_pages: usize) -> io::Result<RingBuffer> {
+        Self::map(fd, data_pages, true)
+    }
+
+    fn map(fd: BorrowedFd<'_>, data_pages: usize, overwrite: bool) -> io::Result<RingBuffer> {
         if data_pages == 0 || !data_pages.is_power_of_two() {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -79,7 +99,11 @@ impl RingBuffer {
             libc::mmap(
                 std::ptr::null_mut(),
                 map_len,
-                libc::PROT_READ | libc::PROT_WRITE,
+                if overwrite {
+                    libc::PROT_READ
+                } else {
+                    libc::PROT_READ | libc::PROT_WRITE
+                },
                 libc::MAP_SHARED,
                 fd.as_raw_fd(),
                 0,
@@ -94,6 +118,8 @@ impl RingBuffer {
             data_offset: page,
             data_size: (data_pages * page) as u64,
             overruns: 0,
+            overwrite,
+            overwrite_prev: 0,
         };
         // Kernels since 4.1 publish data_offset/data_size; trust them only if
         // they describe a region inside our mapping.
@@ -138,6 +164,9 @@ impl RingBuffer {
 
     /// Bytes currently available (`data_head - data_tail`), without consuming.
     pub fn available(&self) -> u64 {
+        if self.overwrite {
+            return 0;
+        }
         let head = self.control(DATA_HEAD_OFF).load(Ordering::Acquire);
         let tail = self.control(DATA_TAIL_OFF).load(Ordering::Relaxed);
         head.wrapping_sub(tail)
@@ -148,6 +177,10 @@ impl RingBuffer {
     /// appended. Records are never split across calls (the kernel publishes
     /// `data_head` only at record boundaries).
     pub fn read_available(&mut self, out: &mut Vec<u8>) -> usize {
+        // The read-only mapping has no data_tail to store.
+        if self.overwrite {
+            return 0;
+        }
         let head = self.control(DATA_HEAD_OFF).load(Ordering::Acquire);
         let mut tail = self.control(DATA_TAIL_OFF).load(Ordering::Relaxed);
         let mut len = head.wrapping_sub(tail);
@@ -173,13 +206,70 @@ impl RingBuffer {
         len
     }
 
+    /// Appends what an overwritable ring of backward-writing events holds
+    /// that the last call did not take, newest record first, as perf's
+    /// `perf_mmap__read_init` takes it: from `data_head` on, and when more
+    /// than the ring was written, only the whole records that fit in it
+    /// (`overwrite_rb_find_range`). The events should be stopped (disabled
+    /// or paused), or records may tear. Returns the bytes appended.
+    pub fn read_overwritten(&mut self, out: &mut Vec<u8>) -> usize {
+        if !self.overwrite {
+            return 0;
+        }
+        let head = self.control(DATA_HEAD_OFF).load(Ordering::Acquire);
+        // Writing backward, data_head counts down from 0.
+        let written = self.overwrite_prev.wrapping_sub(head);
+        if written == 0 {
+            return 0;
+        }
+        let size = self.data_size as usize;
+        let mask = self.data_size - 1;
+        let mut len = written;
+        if written > self.data_size {
+            let mut walked = 0u64;
+            while walked < self.data_size {
+                let at = ((head.wrapping_add(walked)) & mask) as usize;
+                let header = self.wrapping_bytes(at, 8);
+                let record_size = u64::from(u16::from_ne_bytes([header[6], header[7]]));
+                if record_size < 8 || walked + record_size > self.data_size {
+                    break;
+                }
+                walked += record_size;
+            }
+            len = walked;
+        }
+        let start = (head & mask) as usize;
+        let len = len as usize;
+        let first = len.min(size - start);
+        out.reserve(len);
+        out.extend_from_slice(self.data_slice(start, first));
+        if first < len {
+            out.extend_from_slice(self.data_slice(0, len - first));
+        }
+        self.overwrite_prev = head;
+        len
+    }
+
+    /// `len` (≤ 8) bytes of the data area from `start`, across its end.
+    fn wrapping_bytes(&self, start: usize, len: usize) -> [u8; 8] {
+        let size = self.data_size as usize;
+        let mut b = [0u8; 8];
+        let first = len.min(size - start);
+        b[..first].copy_from_slice(self.data_slice(start, first));
+        if first < len {
+            b[first..len].copy_from_slice(self.data_slice(0, len - first));
+        }
+        b
+    }
+
     fn data_slice(&self, start: usize, len: usize) -> &[u8] {
         assert!(start + len <= self.data_size as usize);
         // SAFETY: [data_offset + start, +len) lies inside the data area of our
         // mapping (checked above and in `new`). The kernel does not write to
         // bytes between data_tail and data_head (already published, Acquire
         // load of data_head above) until we advance data_tail, which happens
-        // only after the copy. The slice does not outlive this call's borrow.
+        // only after the copy; an overwrite ring is read only once its
+        // events are stopped. The slice does not outlive this call's borrow.
         unsafe { std::slice::from_raw_parts(self.base.add(self.data_offset + start), len) }
     }
 }

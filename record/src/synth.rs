@@ -20,6 +20,14 @@ pub const PERF_RECORD_ID_INDEX: u32 = 69;
 pub const PERF_RECORD_THREAD_MAP: u32 = 73;
 pub const PERF_RECORD_CPU_MAP: u32 = 74;
 pub const PERF_RECORD_FINISHED_INIT: u32 = 82;
+pub const PERF_RECORD_EVENT_UPDATE: u32 = 78;
+
+/// `PERF_EVENT_UPDATE__UNIT`, `__SCALE` and `__NAME`.
+pub mod event_update {
+    pub const UNIT: u64 = 0;
+    pub const SCALE: u64 = 1;
+    pub const NAME: u64 = 2;
+}
 
 pub const MISC_KERNEL: u16 = 1;
 pub const MISC_USER: u16 = 2;
@@ -153,6 +161,19 @@ pub fn id_index(out: &mut Vec<u8>, entries: &[[u64; 4]]) {
         }
     }
     user_record(out, PERF_RECORD_ID_INDEX, &b);
+}
+
+/// `PERF_RECORD_EVENT_UPDATE` of `kind` for the event of sample id `id`,
+/// sized as perf's `event_update_event__new` sizes it: the payload after
+/// type and id, and zeros up to `payload + 40` rounded up to 8 bytes.
+pub fn event_update(out: &mut Vec<u8>, kind: u64, id: u64, payload: &[u8]) {
+    let size = (payload.len() + 40).next_multiple_of(8);
+    let mut b = Vec::with_capacity(size - 8);
+    b.extend_from_slice(&kind.to_ne_bytes());
+    b.extend_from_slice(&id.to_ne_bytes());
+    b.extend_from_slice(payload);
+    b.resize(size - 8, 0);
+    user_record(out, PERF_RECORD_EVENT_UPDATE, &b);
 }
 
 /// `PERF_RECORD_THREAD_MAP`: (pid, comm) entries, comm in 16 bytes.

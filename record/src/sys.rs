@@ -50,6 +50,7 @@ pub mod ioc {
     pub const SET_OUTPUT: u64 = 0x2405;
     pub const SET_FILTER: u64 = 0x4008_2406;
     pub const ID: u64 = 0x8008_2407;
+    pub const PAUSE_OUTPUT: u64 = 0x4004_2409;
 }
 
 /// `struct perf_event_attr`, VER7 layout (128 bytes), as passed to the kernel
@@ -242,6 +243,12 @@ pub fn ioc_enable(fd: BorrowedFd<'_>) -> io::Result<()> {
 /// `PERF_EVENT_IOC_DISABLE`.
 pub fn ioc_disable(fd: BorrowedFd<'_>) -> io::Result<()> {
     ioctl_arg(fd, ioc::DISABLE, 0)
+}
+
+/// `PERF_EVENT_IOC_PAUSE_OUTPUT`: stop (`true`) or resume the writing into
+/// `fd`'s ring, so that an overwritable ring can be read whole.
+pub fn ioc_pause_output(fd: BorrowedFd<'_>, pause: bool) -> io::Result<()> {
+    ioctl_arg(fd, ioc::PAUSE_OUTPUT, libc::c_ulong::from(pause))
 }
 
 /// `PERF_EVENT_IOC_SET_OUTPUT`: redirect `fd`'s records into `target`'s ring

@@ -393,7 +393,9 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
             .transpose()?,
         threads: args.threads.clone(),
         switch_max_files: args.switch_max_files.unwrap_or(0),
-        tail_synthesize: args.tail_synthesize,
+        // perf: --overwrite makes the tasks up at the end.
+        tail_synthesize: args.tail_synthesize || args.overwrite,
+        overwrite: args.overwrite,
         realtime: args.realtime.filter(|&p| p != 0),
         max_size: args
             .max_size
@@ -572,6 +574,9 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
     }
     // perf writes the pipe's attrs with the tail too, after the samples
     // that need them: its own report cannot read that stream.
+    if cfg.modes.overwrite && matches!(cfg.output, Output::Stdout) {
+        bail!("--overwrite needs a file output (-o FILE): the tasks are made up at the end, after the samples a pipe's readers need them for");
+    }
     if cfg.modes.tail_synthesize && matches!(cfg.output, Output::Stdout) {
         bail!("--tail-synthesize needs a file output (-o FILE): a pipe's readers need the events' attributes first");
     }
