@@ -492,6 +492,9 @@ pub struct RecordArgs {
     /// oldest, and are written at the end (and at each --switch-output)
     #[arg(long = "overwrite")]
     pub overwrite: bool,
+    /// Record each sample's cgroup (report --sort cgroup)
+    #[arg(long = "all-cgroups")]
+    pub all_cgroups: bool,
     /// Parallel streaming: write a directory (DIR/data and a DIR/data.N per
     /// ring), each reading thread's rings to its own file; SPEC groups the
     /// CPUs: cpu (default), core, package, numa, or MAPS/AFFINITY[:...]

@@ -159,6 +159,10 @@ pub struct RecordModes {
     /// `--threads[=SPEC]`: a directory of per-thread data files (see
     /// [`crate::parallel`]).
     pub threads: Option<String>,
+    /// `--all-cgroups`: samples carry their cgroup id, the tracking event
+    /// reports new cgroups, and the existing ones are made up as CGROUP
+    /// records.
+    pub all_cgroups: bool,
     /// `--overwrite`: events write backward into read-only rings that keep
     /// the newest records, read at the end (and at each --switch-output);
     /// the targets' tasks are made up at the end (as --tail-synthesize).
@@ -466,6 +470,9 @@ fn configure(
     if m.code_page_size {
         st |= sample::CODE_PAGE_SIZE;
     }
+    if m.all_cgroups {
+        st |= sample::CGROUP;
+    }
     if st & sample::CALLCHAIN != 0 {
         if m.user_callchains {
             a.set_flag(flags::EXCLUDE_CALLCHAIN_KERNEL, true);
@@ -520,6 +527,7 @@ fn configure(
             true,
         );
         a.set_flag(flags::BPF_EVENT, !m.no_bpf_event);
+        a.set_flag(flags::CGROUP, m.all_cgroups);
     }
     a
 }
@@ -1603,6 +1611,15 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
             }
         }
     };
+    // --all-cgroups: the cgroups that exist, after the CPU map (perf's
+    // perf_event__synthesize_cgroups).
+    let synth_cgroups = |pro: &mut Vec<u8>| {
+        if cfg.modes.all_cgroups {
+            for (id, path) in proc_synth::cgroups() {
+                syn.cgroup(pro, id, &path);
+            }
+        }
+    };
     // perf_event__synthesize_extra_attr, as perf record calls it in a pipe
     // and at a file's tail: a clock event's unit and scale, and in a pipe
     // every event's name (file mode has them in EVENT_DESC).
@@ -1692,6 +1709,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     if !tail {
         synth::thread_map(&mut pro, &thread_names);
         synth::cpu_map(&mut pro, &cpus);
+        synth_cgroups(&mut pro);
     }
     // perf names its workload child `perf-exec` until the exec, whatever
     // --synth says (system-wide too).
@@ -1768,6 +1786,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
         event_updates(&mut pro);
         synth::thread_map(&mut pro, &thread_names);
         synth::cpu_map(&mut pro, &cpus);
+        synth_cgroups(&mut pro);
         synth_targets(&mut pro, None);
         if let (Some(pid), false) = (workload, at_exit) {
             synth_workload(&mut pro, pid, comm);
@@ -1980,6 +1999,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
                     start_file(&mut pro);
                     synth::thread_map(&mut pro, &thread_names);
                     synth::cpu_map(&mut pro, &cpus);
+                    synth_cgroups(&mut pro);
                     synth_targets(&mut pro, workload);
                     synth::bare(&mut pro, synth::PERF_RECORD_FINISHED_INIT);
                     tracker.scan(&pro);

@@ -33,6 +33,8 @@ pub const MISC_KERNEL: u16 = 1;
 pub const MISC_USER: u16 = 2;
 /// PERF_RECORD_NAMESPACES.
 pub const PERF_RECORD_NAMESPACES: u32 = 16;
+/// PERF_RECORD_CGROUP.
+pub const PERF_RECORD_CGROUP: u32 = 19;
 
 /// Builds records with a fixed-size zeroed sample_id trailer.
 #[derive(Clone, Copy, Debug)]
@@ -89,6 +91,14 @@ impl Synth {
             b.extend_from_slice(&ino.to_ne_bytes());
         }
         self.finish(out, PERF_RECORD_NAMESPACES, 0, b);
+    }
+
+    /// PERF_RECORD_CGROUP: a cgroup's id and path (`--all-cgroups`).
+    pub fn cgroup(&self, out: &mut Vec<u8>, id: u64, path: &str) {
+        let mut b = Vec::with_capacity(16 + path.len());
+        b.extend_from_slice(&id.to_ne_bytes());
+        put_str_padded(&mut b, path);
+        self.finish(out, PERF_RECORD_CGROUP, 0, b);
     }
 
     /// PERF_RECORD_FORK.

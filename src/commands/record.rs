@@ -396,6 +396,7 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         // perf: --overwrite makes the tasks up at the end.
         tail_synthesize: args.tail_synthesize || args.overwrite,
         overwrite: args.overwrite,
+        all_cgroups: args.all_cgroups,
         realtime: args.realtime.filter(|&p| p != 0),
         max_size: args
             .max_size
