@@ -1342,3 +1342,40 @@ fn event_updates_like_perf() {
     );
     assert_eq_text(&theirs, &updates(&dir.join("prec.tail"), false));
 }
+
+/// `--all-cgroups`: each sample's cgroup, the cgroups as CGROUP records, and
+/// `report --sort cgroup` naming them as perf does.
+#[test]
+fn all_cgroups_like_perf() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let a = dir.join("prec.data");
+    let b = dir.join("perf.data");
+    let args = ["--all-cgroups", "-g"];
+    prec_record(&a, &args);
+    perf_record(&b, &args);
+    assert_eq_text(&evlist(&b), &evlist(&a));
+    assert_perf_reads_clean(&a, "--all-cgroups");
+    let cgroup_records = |file: &Path| -> String {
+        stdout_of(perf().args(["report", "-D", "-i"]).arg(file))
+            .lines()
+            .filter(|l| l.contains("PERF_RECORD_CGROUP"))
+            .map(|l| l.split_once(": PERF_RECORD_CGROUP").map_or(l, |(_, r)| r))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let theirs = cgroup_records(&b);
+    assert!(!theirs.is_empty(), "perf made no CGROUP records");
+    assert_eq_text(&theirs, &cgroup_records(&a));
+    let mut failures = Vec::new();
+    for file in [&a, &b] {
+        for sort in ["cgroup", "cgroup,comm", "sym,cgroup", "comm,cgroup,dso"] {
+            if let Err(e) = compare_report(file, Input::File, &["--sort", sort]) {
+                failures.push(e);
+            }
+        }
+    }
+    assert_no_failures(&failures);
+}

@@ -352,6 +352,69 @@ pub fn modules() -> io::Result<Vec<KernelModule>> {
     }
 }
 
+/// The cgroup hierarchy perf's `perf_event__synthesize_cgroups` walks: the
+/// v1 hierarchy with the `perf_event` controller, else the cgroup2 one.
+/// Returns its mount point from `/proc/mounts` text.
+pub fn parse_cgroup_mount(mounts: &str) -> Option<String> {
+    let mut unified = None;
+    for line in mounts.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let [_, dir, fstype, options, ..] = f[..] else {
+            continue;
+        };
+        match fstype {
+            "cgroup" if options.split(',').any(|o| o == "perf_event") => {
+                return Some(dir.to_string())
+            }
+            "cgroup2" if unified.is_none() => unified = Some(dir.to_string()),
+            _ => {}
+        }
+    }
+    unified
+}
+
+/// Every cgroup of the hierarchy perf records (see [`parse_cgroup_mount`]):
+/// (id, path below the mount point, `/` for its root), the root first, then
+/// each directory's children depth first in directory order. A cgroup's id
+/// is its directory's inode number, which is what the kernel's sample
+/// `cgroup` field and perf's file handles give. Empty without cgroups.
+pub fn cgroups() -> Vec<(u64, String)> {
+    let Some(root) = std::fs::read_to_string("/proc/mounts")
+        .ok()
+        .and_then(|m| parse_cgroup_mount(&m))
+    else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    walk_cgroups(Path::new(&root), "", &mut out);
+    out
+}
+
+fn walk_cgroups(dir: &Path, rel: &str, out: &mut Vec<(u64, String)>) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::metadata(dir) else {
+        return;
+    };
+    out.push((
+        meta.ino(),
+        if rel.is_empty() {
+            "/".into()
+        } else {
+            rel.into()
+        },
+    ));
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            let name = entry.file_name();
+            let rel = format!("{rel}/{}", name.to_string_lossy());
+            walk_cgroups(&entry.path(), &rel, out);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -428,67 +491,18 @@ mod tests {
         kernel_text().unwrap();
         modules().unwrap();
     }
-}
 
-/// The cgroup hierarchy perf's `perf_event__synthesize_cgroups` walks: the
-/// v1 hierarchy with the `perf_event` controller, else the cgroup2 one.
-/// Returns its mount point from `/proc/mounts` text.
-pub fn parse_cgroup_mount(mounts: &str) -> Option<String> {
-    let mut unified = None;
-    for line in mounts.lines() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        let [_, dir, fstype, options, ..] = f[..] else {
-            continue;
-        };
-        match fstype {
-            "cgroup" if options.split(',').any(|o| o == "perf_event") => {
-                return Some(dir.to_string())
-            }
-            "cgroup2" if unified.is_none() => unified = Some(dir.to_string()),
-            _ => {}
-        }
-    }
-    unified
-}
-
-/// Every cgroup of the hierarchy perf records (see [`parse_cgroup_mount`]):
-/// (id, path below the mount point, `/` for its root), the root first, then
-/// each directory's children depth first in directory order. A cgroup's id
-/// is its directory's inode number, which is what the kernel's sample
-/// `cgroup` field and perf's file handles give. Empty without cgroups.
-pub fn cgroups() -> Vec<(u64, String)> {
-    let Some(root) = std::fs::read_to_string("/proc/mounts")
-        .ok()
-        .and_then(|m| parse_cgroup_mount(&m))
-    else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    walk_cgroups(Path::new(&root), "", &mut out);
-    out
-}
-
-fn walk_cgroups(dir: &Path, rel: &str, out: &mut Vec<(u64, String)>) {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(meta) = std::fs::metadata(dir) else {
-        return;
-    };
-    out.push((
-        meta.ino(),
-        if rel.is_empty() {
-            "/".into()
-        } else {
-            rel.into()
-        },
-    ));
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        if entry.file_type().is_ok_and(|t| t.is_dir()) {
-            let name = entry.file_name();
-            let rel = format!("{rel}/{}", name.to_string_lossy());
-            walk_cgroups(&entry.path(), &rel, out);
-        }
+    #[test]
+    fn cgroup_mount_prefers_the_perf_event_controller() {
+        let v1_and_v2 = "cgroup /sys/fs/cgroup/cpu cgroup rw,relatime,cpu 0 0\n\
+                         cgroup2 /sys/fs/cgroup/unified cgroup2 rw,relatime 0 0\n\
+                         cgroup /sys/fs/cgroup/perf_event cgroup rw,perf_event 0 0\n";
+        assert_eq!(
+            parse_cgroup_mount(v1_and_v2).as_deref(),
+            Some("/sys/fs/cgroup/perf_event")
+        );
+        let v2 = "proc /proc proc rw 0 0\ncgroup2 /sys/fs/cgroup cgroup2 rw,nsdelegate 0 0\n";
+        assert_eq!(parse_cgroup_mount(v2).as_deref(), Some("/sys/fs/cgroup"));
+        assert_eq!(parse_cgroup_mount("proc /proc proc rw 0 0\n"), None);
     }
 }

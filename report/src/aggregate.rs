@@ -72,6 +72,9 @@ pub enum SortKey {
     /// like `sym` (so `--sort symbol_size` keeps one row per symbol) and
     /// shows no IPC.
     IpcNull,
+    /// The sample's cgroup (`cgroup`): its path from the CGROUP records,
+    /// `N/A` without one (`perf record --all-cgroups`).
+    Cgroup,
 }
 
 impl SortKey {
@@ -98,6 +101,7 @@ impl SortKey {
             "time" => SortKey::Time,
             "symbol_size" => SortKey::SymSize,
             "dso_size" => SortKey::DsoSize,
+            "cgroup" => SortKey::Cgroup,
             _ => return None,
         })
     }
@@ -124,6 +128,7 @@ impl SortKey {
             SortKey::IpcNull => "IPC   [IPC Coverage]",
             SortKey::SymSize => "Symbol size",
             SortKey::DsoSize => "DSO size",
+            SortKey::Cgroup => "Cgroup",
         }
     }
 
@@ -631,6 +636,7 @@ struct Key {
     srcline: u32,
     srcfile: u32,
     cpu: u32,
+    cgroup: u64,
     socket: i32,
     parent: u32,
     /// Branch mode: DSO name + 1 of source/target, symbol id + 1 (else the
@@ -695,6 +701,8 @@ pub struct Entry {
     /// `--sort time`: the sample's time bucket (ns).
     pub time: u64,
     pub cpu: u32,
+    /// The sample's cgroup id (0: none).
+    pub cgroup: u64,
     /// The CPU's socket id (-1: unknown).
     pub socket: i32,
     /// `--sort parent`: the first callchain symbol matching `--parent`.
@@ -732,6 +740,7 @@ impl Entry {
             trace: self.trace,
             time: self.time,
             cpu: self.cpu,
+            cgroup: self.cgroup,
             socket: self.socket,
             parent: self.parent,
             filtered: self.filtered,
@@ -770,6 +779,7 @@ impl Entry {
             trace: None,
             time: 0,
             cpu: 0,
+            cgroup: 0,
             socket: 0,
             parent: None,
             filtered: 0,
@@ -915,6 +925,8 @@ pub struct ReportData {
     /// With `-v`: where each shown DSO's symbols come from (see
     /// [`Symbolizer::symtab_origin`]).
     pub symtab_origins: HashMap<DsoId, char>,
+    /// Each cgroup id's path, from the CGROUP records.
+    pub cgroups: HashMap<u64, StrId>,
 }
 
 /// perf's `perf_read_values`: READ record values summed per (pid, tid) and
@@ -1713,6 +1725,8 @@ fn build_naming(
     let replay_on = !options.branch_mode
         && !want(SortKey::Trace)
         && !want(SortKey::Time)
+        // Nor the cgroup, which the replay keys do not hold.
+        && !want(SortKey::Cgroup)
         // Each sample walks perf's tree.
         && !tree_keys;
     let tracepoints = if want(SortKey::Trace) {
@@ -1743,6 +1757,8 @@ fn build_naming(
         && !options.hide_unresolved
         && ignore_callees_re.is_none();
 
+    // CGROUP records: each cgroup id's path.
+    let mut cgroups: HashMap<u64, StrId> = HashMap::default();
     let mut released = 0u64;
     for r in records {
         let Delivered {
@@ -1804,6 +1820,12 @@ fn build_naming(
                 replay.invalidate((m.pid as i32 != -1).then_some(m.pid as i32));
                 machine.mmap(r.cpumode(), r.header.misc, &m);
             }
+            // perf's cgroup__findnew: the first path given an id stays.
+            Record::Cgroup { id, path } => {
+                let path = String::from_utf8_lossy(path);
+                let path = strings.intern(&path);
+                cgroups.entry(id).or_insert(path);
+            }
             Record::LostSamples { lost } => {
                 total_lost_samples += lost;
                 quality.lost_samples += lost;
@@ -1842,6 +1864,7 @@ fn build_naming(
                         continue;
                     }
                     let cpu = s.cpu.unwrap_or(u32::MAX);
+                    let cgroup = s.cgroup.unwrap_or(0);
                     // perf's hist_time.
                     let time_bucket = {
                         let t = s.time.unwrap_or(0);
@@ -2144,6 +2167,7 @@ fn build_naming(
                                     },
                                     SortKey::Cycles => key.cycles = bi.cycles,
                                     SortKey::Cpu => key.cpu = cpu,
+                                    SortKey::Cgroup => key.cgroup = cgroup,
                                     SortKey::Socket => key.socket = socket,
                                     SortKey::Time => key.time = time_bucket,
                                     // perf's branch entries have no symbol
@@ -2168,6 +2192,7 @@ fn build_naming(
                                     addr: to.addr,
                                     sym: to.sym,
                                     cpu,
+                                    cgroup,
                                     time: time_bucket,
                                     socket,
                                     filtered,
@@ -2226,6 +2251,7 @@ fn build_naming(
                                 }
                             }
                             SortKey::Cpu => key.cpu = cpu,
+                            SortKey::Cgroup => key.cgroup = cgroup,
                             SortKey::Socket => key.socket = socket,
                             SortKey::Time => key.time = time_bucket,
                             SortKey::SymSize => key.sym_size = sym_size(&resolver.syms, sym),
@@ -2269,6 +2295,7 @@ fn build_naming(
                             srcfile: src.1,
                             trace,
                             cpu,
+                            cgroup,
                             time: time_bucket,
                             socket,
                             parent,
@@ -2578,6 +2605,7 @@ fn build_naming(
                                             }
                                         }
                                         SortKey::Cpu => ck.cpu = cpu,
+                                        SortKey::Cgroup => ck.cgroup = cgroup,
                                         SortKey::Socket => ck.socket = socket,
                                         SortKey::Time => ck.time = time_bucket,
                                         SortKey::Parent => {
@@ -2597,12 +2625,14 @@ fn build_naming(
                                         _ => {}
                                     }
                                 }
-                                // perf's he_tmp lacks the socket and the
-                                // time: with those keys only socket 0 / time
-                                // 0 entries match, and the others add each
-                                // frame's period again.
+                                // perf's he_tmp lacks the socket, the time
+                                // and the cgroup: with those keys only
+                                // socket 0 / time 0 / cgroup 0 entries
+                                // match, and the others add each frame's
+                                // period again.
                                 let no_dedup = (socket != 0 && want(SortKey::Socket))
-                                    || (time_bucket != 0 && want(SortKey::Time));
+                                    || (time_bucket != 0 && want(SortKey::Time))
+                                    || (cgroup != 0 && want(SortKey::Cgroup));
                                 let n = h.entries.len();
                                 let cidx = *h.index.entry(ck).or_insert(n);
                                 if !no_dedup && he_cache.contains(&(cidx as u32)) {
@@ -2619,6 +2649,7 @@ fn build_naming(
                                         srcfile: csrc.1,
                                         trace,
                                         cpu,
+                                        cgroup,
                                         time: time_bucket,
                                         socket,
                                         parent,
@@ -2818,6 +2849,7 @@ fn build_naming(
         callgraph,
         thread_values,
         symtab_origins: HashMap::default(),
+        cgroups,
     };
     if data.options.verbose {
         data.symtab_origins = symtab_origins(&data);
@@ -3570,6 +3602,8 @@ impl<'a> KeyCmp<'a> {
                 b.trace.map_or("", |t| d.strings.get(t)),
             ),
             SortKey::Cpu => (a.cpu as i32).cmp(&(b.cpu as i32)),
+            // perf's sort__cgroup_cmp: right - left as int64_t.
+            SortKey::Cgroup => (b.cgroup.wrapping_sub(a.cgroup) as i64).cmp(&0),
             SortKey::Time => a.time.cmp(&b.time),
             SortKey::Socket => a.socket.cmp(&b.socket),
             SortKey::Parent => null_last(a.parent, b.parent, |x, y| {
@@ -3906,11 +3940,22 @@ fn split_graphs_like_perf(
             landed.push(u32::MAX);
             continue;
         };
+        // perf compares its he_tmp, which has no cgroup.
+        let without_cgroup;
+        let probe = if template.cgroup != 0 {
+            without_cgroup = Entry {
+                cgroup: 0,
+                ..template.copy_keys()
+            };
+            &without_cgroup
+        } else {
+            template
+        };
         if eff.own {
             this_sample.clear();
         } else if this_sample
             .iter()
-            .any(|&p| cmp(&merged[pieces[p as usize] as usize], template) == Ordering::Equal)
+            .any(|&p| cmp(&merged[pieces[p as usize] as usize], probe) == Ordering::Equal)
         {
             // A chain entry equal to one the sample already has: perf
             // skips it.

@@ -58,6 +58,8 @@ struct Widths {
     trace: usize,
     /// HISTC_TIME: fixed, 12 (16 with `--ns`).
     time: usize,
+    /// HISTC_CGROUP: the longest name of an entry with a cgroup.
+    cgroup: usize,
 }
 
 fn fields_of(data: &ReportData) -> Vec<Field> {
@@ -248,6 +250,7 @@ fn calc_widths_of<'e>(
         sym_to: 0,
         time: if data.options.nanosecs { 16 } else { 12 },
         trace: 0,
+        cgroup: 0,
     };
     let keys = &data.options.sort;
     let srcfile_first = keys.first() == Some(&SortKey::Srcfile);
@@ -315,6 +318,9 @@ fn calc_widths_of<'e>(
         if let Some(p) = e.parent {
             w.parent = w.parent.max(data.strings.get(p).len());
         }
+        if e.cgroup != 0 {
+            w.cgroup = w.cgroup.max(cgroup_name(data, e).len());
+        }
         // perf computes he->srcfile lazily in se_cmp: after another key,
         // only entries a later sample merged into have it when the widths
         // are computed.
@@ -364,8 +370,21 @@ fn key_width(k: SortKey, w: &Widths) -> usize {
         SortKey::Cycles | SortKey::IpcNull | SortKey::SymSize | SortKey::DsoSize => 0,
         SortKey::Trace => w.trace,
         SortKey::Time => w.time,
+        SortKey::Cgroup => w.cgroup,
     };
     v.max(k.header().len())
+}
+
+/// perf's `hist_entry__cgroup_snprintf`: `N/A` without a cgroup, its path,
+/// or `unknown` when no CGROUP record named it.
+fn cgroup_name<'d>(data: &'d ReportData, e: &Entry) -> &'d str {
+    match e.cgroup {
+        0 => "N/A",
+        id => data
+            .cgroups
+            .get(&id)
+            .map_or("unknown", |&p| data.strings.get(p)),
+    }
 }
 
 /// `s` cut to `width` characters and padded with spaces to them (`%-*.*s`).
@@ -409,6 +428,8 @@ fn key_value(data: &ReportData, e: &Entry, k: SortKey, width: usize) -> String {
             .take(width)
             .collect(),
         SortKey::Comm => pad(data.machine.comms.get(e.comm), width),
+        // "%s": neither cut nor padded (the caller pads a middle column).
+        SortKey::Cgroup => cgroup_name(data, e).to_string(),
         // "%-5s %2s" of "-", "-", padded.
         SortKey::IpcNull => pad("-      -", width),
         // "%*d" of the size, or "unknown" right-aligned.
@@ -863,6 +884,7 @@ fn write_hists(
                                 | SortKey::Srcfile
                                 | SortKey::Trace
                                 | SortKey::Time
+                                | SortKey::Cgroup
                         )
                     {
                         line.push_str(&format!("{v:<cw$}"));
