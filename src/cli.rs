@@ -495,6 +495,10 @@ pub struct RecordArgs {
     /// Record each sample's cgroup (report --sort cgroup)
     #[arg(long = "all-cgroups")]
     pub all_cgroups: bool,
+    /// Count the events (in -e order; NAME,NAME,... or one -G each) only in
+    /// these cgroups, system-wide (-a or -C)
+    #[arg(short = 'G', long = "cgroup", value_name = "NAME")]
+    pub cgroups: Vec<String>,
     /// Parallel streaming: write a directory (DIR/data and a DIR/data.N per
     /// ring), each reading thread's rings to its own file; SPEC groups the
     /// CPUs: cpu (default), core, package, numa, or MAPS/AFFINITY[:...]

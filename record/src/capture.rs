@@ -598,6 +598,7 @@ impl Opener<'_> {
         pid: i32,
         cpu: i32,
         group_fd: Option<BorrowedFd<'_>>,
+        flags: u64,
     ) -> Result<(OwnedFd, PerfEventAttr, String), RecordError> {
         let mut base = orig.clone();
         let mut derived_name = false;
@@ -607,7 +608,7 @@ impl Opener<'_> {
             let mut spec = base.clone();
             let first_err = loop {
                 let mut attr = make(&spec);
-                match sys::perf_event_open(&mut attr, pid, cpu, group_fd, 0) {
+                match sys::perf_event_open(&mut attr, pid, cpu, group_fd, flags) {
                     Ok(fd) => return Ok((fd, attr, spec.name.clone())),
                     Err(e) => {
                         let code = e.raw_os_error().unwrap_or(0);
@@ -1090,6 +1091,20 @@ fn create_output(path: &Path) -> Result<File, RecordError> {
     }
 }
 
+/// The directory of cgroup `name` below the mount perf uses for cgroups
+/// (see [`proc_synth::parse_cgroup_mount`]), opened for
+/// `PERF_FLAG_PID_CGROUP`.
+fn open_cgroup(name: &str) -> Result<File, RecordError> {
+    let mount = std::fs::read_to_string("/proc/mounts")
+        .ok()
+        .and_then(|m| proc_synth::parse_cgroup_mount(&m))
+        .ok_or_else(|| RecordError(format!("no access to cgroup {name}: no cgroup file system")))?;
+    // perf's words, its double slash too.
+    let path = format!("{mount}/{name}");
+    File::open(&path)
+        .map_err(|e| RecordError(format!("no access to cgroup {path} ({})", errno_name(&e))))
+}
+
 /// Pauses or resumes the writing into each ring, through the fd that owns
 /// it (`--overwrite` rings are read paused).
 fn pause_rings(fds: &[Vec<OwnedFd>], pause: bool) {
@@ -1337,6 +1352,16 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
             .filter(|s| s.group_member)
             .and_then(|s| s.group_leader);
         let mut slots = vec![None; cpus.len() * threads.len()];
+        // -G: the event counts in a cgroup, whose directory's fd takes the
+        // pid's place (perf's open_cgroup).
+        let cgroup_fd = match spec.as_ref().and_then(|s| s.cgroup.as_deref()) {
+            Some(name) => Some(open_cgroup(name)?),
+            None => None,
+        };
+        let target_of = |tid: i32| match &cgroup_fd {
+            Some(fd) => (fd.as_raw_fd(), sys::PERF_FLAG_PID_CGROUP),
+            None => (tid, 0),
+        };
         let (name, attr) = match spec {
             Some(spec) => {
                 let make = |s: &EventSpec| build_attr(s, cfg, tracking, sid, launching);
@@ -1344,8 +1369,9 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
                     let (g, k) = (*fd_slots.get(l)?.first()?)?;
                     Some(fds[g][k].as_fd())
                 });
+                let (pid, flags) = target_of(threads[0]);
                 let (fd, attr, name) =
-                    opener.open_first(spec, &make, threads[0], cpus[0] as i32, group_fd)?;
+                    opener.open_first(spec, &make, pid, cpus[0] as i32, group_fd, flags)?;
                 ids.push(sys::ioc_id(fd.as_fd())?);
                 id_index.push([ids[0], ei as u64, cpu_id(cpus[0]), threads[0] as u64]);
                 slots[0] = Some((0, fds[0].len()));
@@ -1374,7 +1400,8 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
                     let (g, k) = (*fd_slots.get(l)?.get(pos)?)?;
                     Some(fds[g][k].as_fd())
                 });
-                match sys::perf_event_open(&mut a, tid, cpu as i32, group_fd, 0) {
+                let (pid, flags) = target_of(tid);
+                match sys::perf_event_open(&mut a, pid, cpu as i32, group_fd, flags) {
                     Ok(fd) => {
                         let id = sys::ioc_id(fd.as_fd())?;
                         ids.push(id);

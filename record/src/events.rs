@@ -67,6 +67,9 @@ pub struct EventSpec {
     /// `--filter` after this event's `-e`: a tracepoint filter the kernel
     /// applies (`PERF_EVENT_IOC_SET_FILTER`).
     pub filter: Option<String>,
+    /// `-G NAME`: count only in this cgroup (a path below the cgroup
+    /// mount perf uses), system-wide.
+    pub cgroup: Option<String>,
 }
 
 /// An event string that could not be parsed.
@@ -171,6 +174,7 @@ impl EventSpec {
             group_leader: None,
             group_member: false,
             filter: None,
+            cgroup: None,
         }
     }
 

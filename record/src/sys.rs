@@ -39,6 +39,8 @@ pub use prec_format::constants::sample_type as sample;
 pub const PERF_ATTR_SIZE_VER7: u32 = 128;
 /// `PERF_FLAG_FD_CLOEXEC`.
 pub const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
+/// `PERF_FLAG_PID_CGROUP`: `pid` is a cgroup directory's fd.
+pub const PERF_FLAG_PID_CGROUP: u64 = 1 << 2;
 
 /// ioctl request numbers (x86-64/arm64 encoding, identical on both).
 pub mod ioc {

@@ -313,6 +313,27 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
             }
         }
     }
+    // perf's parse_cgroups: the N-th cgroup name (over every -G, split at
+    // commas; an empty one skips an event) goes to the N-th event.
+    if !args.cgroups.is_empty() {
+        if evs.is_empty() {
+            bail!("must define events before cgroups");
+        }
+        let names: Vec<&str> = args.cgroups.iter().flat_map(|g| g.split(',')).collect();
+        if names.len() > evs.len() {
+            bail!(
+                "more cgroups ({}) than events ({}) in -G",
+                names.len(),
+                evs.len()
+            );
+        }
+        for (e, name) in evs.iter_mut().zip(names) {
+            e.cgroup = (!name.is_empty()).then(|| name.to_string());
+        }
+        if !args.all_cpus && args.cpu.is_none() {
+            bail!("cgroup monitoring only available in system-wide mode");
+        }
+    }
     // perf's --group (evlist__set_leader): the whole list is one group
     // led by its first event.
     if args.group && evs.len() > 1 {
