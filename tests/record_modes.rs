@@ -1436,3 +1436,39 @@ fn cgroup_option_like_perf() {
         );
     }
 }
+
+/// `--sort cgroup_id`: each sample thread's cgroup namespace from the
+/// NAMESPACES records (`--namespaces`), 0/0x0 without, with perf's children
+/// that count a frame twice when the namespace is known.
+#[test]
+fn cgroup_id_key_like_perf() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let a = dir.join("prec.data");
+    let b = dir.join("perf.data");
+    prec_record(&a, &["-q", "--namespaces", "-g"]);
+    perf_record(&b, &["-q", "--namespaces", "-g"]);
+    let mut failures = Vec::new();
+    for file in [&a, &b] {
+        for sort in ["cgroup_id,comm", "sym,cgroup_id"] {
+            for children in ["--children", "--no-children"] {
+                if let Err(e) = compare_report(file, Input::File, &["--sort", sort, children]) {
+                    failures.push(e);
+                }
+            }
+        }
+    }
+    assert_no_failures(&failures);
+    let text = report_stdio(
+        prec(),
+        &a,
+        Input::File,
+        &["--sort", "cgroup_id", "-g", "none"],
+    );
+    assert!(
+        !text.contains(" 0/0x0"),
+        "prec's --namespaces recording has no cgroup namespace:\n{text}"
+    );
+}

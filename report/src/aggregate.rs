@@ -75,6 +75,10 @@ pub enum SortKey {
     /// The sample's cgroup (`cgroup`): its path from the CGROUP records,
     /// `N/A` without one (`perf record --all-cgroups`).
     Cgroup,
+    /// The (dev, inode) of the sample thread's cgroup namespace
+    /// (`cgroup_id`), from its last NAMESPACES record (`perf record
+    /// --namespaces`), 0/0x0 without one.
+    CgroupId,
 }
 
 impl SortKey {
@@ -102,6 +106,7 @@ impl SortKey {
             "symbol_size" => SortKey::SymSize,
             "dso_size" => SortKey::DsoSize,
             "cgroup" => SortKey::Cgroup,
+            "cgroup_id" => SortKey::CgroupId,
             _ => return None,
         })
     }
@@ -129,6 +134,7 @@ impl SortKey {
             SortKey::SymSize => "Symbol size",
             SortKey::DsoSize => "DSO size",
             SortKey::Cgroup => "Cgroup",
+            SortKey::CgroupId => "cgroup id (dev/inode)",
         }
     }
 
@@ -637,6 +643,7 @@ struct Key {
     srcfile: u32,
     cpu: u32,
     cgroup: u64,
+    cgroup_ns: (u64, u64),
     socket: i32,
     parent: u32,
     /// Branch mode: DSO name + 1 of source/target, symbol id + 1 (else the
@@ -703,6 +710,8 @@ pub struct Entry {
     pub cpu: u32,
     /// The sample's cgroup id (0: none).
     pub cgroup: u64,
+    /// The sample thread's cgroup namespace (dev, inode), (0, 0): none.
+    pub cgroup_ns: (u64, u64),
     /// The CPU's socket id (-1: unknown).
     pub socket: i32,
     /// `--sort parent`: the first callchain symbol matching `--parent`.
@@ -741,6 +750,7 @@ impl Entry {
             time: self.time,
             cpu: self.cpu,
             cgroup: self.cgroup,
+            cgroup_ns: self.cgroup_ns,
             socket: self.socket,
             parent: self.parent,
             filtered: self.filtered,
@@ -780,6 +790,7 @@ impl Entry {
             time: 0,
             cpu: 0,
             cgroup: 0,
+            cgroup_ns: (0, 0),
             socket: 0,
             parent: None,
             filtered: 0,
@@ -1725,8 +1736,9 @@ fn build_naming(
     let replay_on = !options.branch_mode
         && !want(SortKey::Trace)
         && !want(SortKey::Time)
-        // Nor the cgroup, which the replay keys do not hold.
+        // Nor the cgroups, which the replay keys do not hold.
         && !want(SortKey::Cgroup)
+        && !want(SortKey::CgroupId)
         // Each sample walks perf's tree.
         && !tree_keys;
     let tracepoints = if want(SortKey::Trace) {
@@ -1759,6 +1771,8 @@ fn build_naming(
 
     // CGROUP records: each cgroup id's path.
     let mut cgroups: HashMap<u64, StrId> = HashMap::default();
+    // NAMESPACES records: each thread's cgroup namespace (dev, inode).
+    let mut cgroup_namespaces: HashMap<i32, (u64, u64)> = HashMap::default();
     let mut released = 0u64;
     for r in records {
         let Delivered {
@@ -1820,6 +1834,15 @@ fn build_naming(
                 replay.invalidate((m.pid as i32 != -1).then_some(m.pid as i32));
                 machine.mmap(r.cpumode(), r.header.misc, &m);
             }
+            // perf's thread__set_namespaces: a thread's last record counts;
+            // its cgroup namespace is the 7th pair.
+            Record::Namespaces {
+                tid, namespaces, ..
+            } => {
+                if let (Some(dev), Some(ino)) = (namespaces.get(12), namespaces.get(13)) {
+                    cgroup_namespaces.insert(tid as i32, (dev, ino));
+                }
+            }
             // perf's cgroup__findnew: the first path given an id stays.
             Record::Cgroup { id, path } => {
                 let path = String::from_utf8_lossy(path);
@@ -1865,6 +1888,10 @@ fn build_naming(
                     }
                     let cpu = s.cpu.unwrap_or(u32::MAX);
                     let cgroup = s.cgroup.unwrap_or(0);
+                    let cgroup_ns = s
+                        .tid
+                        .and_then(|t| cgroup_namespaces.get(&(t as i32)).copied())
+                        .unwrap_or((0, 0));
                     // perf's hist_time.
                     let time_bucket = {
                         let t = s.time.unwrap_or(0);
@@ -2168,6 +2195,7 @@ fn build_naming(
                                     SortKey::Cycles => key.cycles = bi.cycles,
                                     SortKey::Cpu => key.cpu = cpu,
                                     SortKey::Cgroup => key.cgroup = cgroup,
+                                    SortKey::CgroupId => key.cgroup_ns = cgroup_ns,
                                     SortKey::Socket => key.socket = socket,
                                     SortKey::Time => key.time = time_bucket,
                                     // perf's branch entries have no symbol
@@ -2193,6 +2221,7 @@ fn build_naming(
                                     sym: to.sym,
                                     cpu,
                                     cgroup,
+                                    cgroup_ns,
                                     time: time_bucket,
                                     socket,
                                     filtered,
@@ -2252,6 +2281,7 @@ fn build_naming(
                             }
                             SortKey::Cpu => key.cpu = cpu,
                             SortKey::Cgroup => key.cgroup = cgroup,
+                            SortKey::CgroupId => key.cgroup_ns = cgroup_ns,
                             SortKey::Socket => key.socket = socket,
                             SortKey::Time => key.time = time_bucket,
                             SortKey::SymSize => key.sym_size = sym_size(&resolver.syms, sym),
@@ -2296,6 +2326,7 @@ fn build_naming(
                             trace,
                             cpu,
                             cgroup,
+                            cgroup_ns,
                             time: time_bucket,
                             socket,
                             parent,
@@ -2606,6 +2637,7 @@ fn build_naming(
                                         }
                                         SortKey::Cpu => ck.cpu = cpu,
                                         SortKey::Cgroup => ck.cgroup = cgroup,
+                                        SortKey::CgroupId => ck.cgroup_ns = cgroup_ns,
                                         SortKey::Socket => ck.socket = socket,
                                         SortKey::Time => ck.time = time_bucket,
                                         SortKey::Parent => {
@@ -2632,7 +2664,8 @@ fn build_naming(
                                 // period again.
                                 let no_dedup = (socket != 0 && want(SortKey::Socket))
                                     || (time_bucket != 0 && want(SortKey::Time))
-                                    || (cgroup != 0 && want(SortKey::Cgroup));
+                                    || (cgroup != 0 && want(SortKey::Cgroup))
+                                    || (cgroup_ns != (0, 0) && want(SortKey::CgroupId));
                                 let n = h.entries.len();
                                 let cidx = *h.index.entry(ck).or_insert(n);
                                 if !no_dedup && he_cache.contains(&(cidx as u32)) {
@@ -2650,6 +2683,7 @@ fn build_naming(
                                         trace,
                                         cpu,
                                         cgroup,
+                                        cgroup_ns,
                                         time: time_bucket,
                                         socket,
                                         parent,
@@ -3604,6 +3638,8 @@ impl<'a> KeyCmp<'a> {
             SortKey::Cpu => (a.cpu as i32).cmp(&(b.cpu as i32)),
             // perf's sort__cgroup_cmp: right - left as int64_t.
             SortKey::Cgroup => (b.cgroup.wrapping_sub(a.cgroup) as i64).cmp(&0),
+            // perf's sort__cgroup_id_cmp: dev, then inode, unsigned.
+            SortKey::CgroupId => a.cgroup_ns.cmp(&b.cgroup_ns),
             SortKey::Time => a.time.cmp(&b.time),
             SortKey::Socket => a.socket.cmp(&b.socket),
             SortKey::Parent => null_last(a.parent, b.parent, |x, y| {
@@ -3942,9 +3978,10 @@ fn split_graphs_like_perf(
         };
         // perf compares its he_tmp, which has no cgroup.
         let without_cgroup;
-        let probe = if template.cgroup != 0 {
+        let probe = if template.cgroup != 0 || template.cgroup_ns != (0, 0) {
             without_cgroup = Entry {
                 cgroup: 0,
+                cgroup_ns: (0, 0),
                 ..template.copy_keys()
             };
             &without_cgroup

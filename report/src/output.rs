@@ -371,6 +371,7 @@ fn key_width(k: SortKey, w: &Widths) -> usize {
         SortKey::Trace => w.trace,
         SortKey::Time => w.time,
         SortKey::Cgroup => w.cgroup,
+        SortKey::CgroupId => 0,
     };
     v.max(k.header().len())
 }
@@ -430,6 +431,8 @@ fn key_value(data: &ReportData, e: &Entry, k: SortKey, width: usize) -> String {
         SortKey::Comm => pad(data.machine.comms.get(e.comm), width),
         // "%s": neither cut nor padded (the caller pads a middle column).
         SortKey::Cgroup => cgroup_name(data, e).to_string(),
+        // "%lu/0x%lx", not padded.
+        SortKey::CgroupId => format!("{}/{:#x}", e.cgroup_ns.0, e.cgroup_ns.1),
         // "%-5s %2s" of "-", "-", padded.
         SortKey::IpcNull => pad("-      -", width),
         // "%*d" of the size, or "unknown" right-aligned.
@@ -885,6 +888,7 @@ fn write_hists(
                                 | SortKey::Trace
                                 | SortKey::Time
                                 | SortKey::Cgroup
+                                | SortKey::CgroupId
                         )
                     {
                         line.push_str(&format!("{v:<cw$}"));
