@@ -132,18 +132,6 @@ fn truncated_data_file_is_named() {
     );
 }
 
-/// `perf evlist -v` of a recording, without ids.
-fn evlist(file: &Path) -> String {
-    stdout_of(perf().args(["evlist", "-v", "-i"]).arg(file))
-        .lines()
-        .map(|l| match (l.find(", id = {"), l.find('}')) {
-            (Some(a), Some(b)) if b > a => format!("{}{}", &l[..a], &l[b + 1..]),
-            _ => l.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 /// The sizes of `DIR/data.0`, `DIR/data.1`, ... in order.
 fn data_file_sizes(dir: &Path) -> Vec<u64> {
     (0..)

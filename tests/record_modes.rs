@@ -40,18 +40,6 @@ fn perf_record(out: &Path, args: &[&str]) -> Output {
     run(&mut c)
 }
 
-/// `perf evlist -v` of a file, without ids.
-fn evlist(file: &Path) -> String {
-    let text = stdout_of(perf().args(["evlist", "-v", "-i"]).arg(file));
-    text.lines()
-        .map(|l| match (l.find(", id = {"), l.find('}')) {
-            (Some(a), Some(b)) if b > a => format!("{}{}", &l[..a], &l[b + 1..]),
-            _ => l.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 /// `perf report --stdio` and `perf script` read `file` with nothing on
 /// stderr. A recording without samples is no format complaint: a CPU-bound
 /// program sampled with `--all-kernel` on a busy machine may get none. Nor

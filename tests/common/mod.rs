@@ -990,3 +990,16 @@ pub fn record_both(dir: &Path, name: &str, opts: &[&str], argv: &[&str]) -> [Pat
     record(prec(), &q, opts, argv);
     [p, q]
 }
+
+/// `perf evlist -v` of a recording, without the ids (which differ between
+/// recordings).
+pub fn evlist(file: &Path) -> String {
+    stdout_of(perf().args(["evlist", "-v", "-i"]).arg(file))
+        .lines()
+        .map(|l| match (l.find(", id = {"), l.find('}')) {
+            (Some(a), Some(b)) if b > a => format!("{}{}", &l[..a], &l[b + 1..]),
+            _ => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
