@@ -3976,15 +3976,21 @@ fn split_graphs_like_perf(
             landed.push(u32::MAX);
             continue;
         };
-        // perf compares its he_tmp, which has no cgroup.
-        let without_cgroup;
-        let probe = if template.cgroup != 0 || template.cgroup_ns != (0, 0) {
-            without_cgroup = Entry {
+        // perf compares its he_tmp, which has no socket, time or cgroup.
+        let bare;
+        let probe = if template.cgroup != 0
+            || template.cgroup_ns != (0, 0)
+            || template.time != 0
+            || template.socket != 0
+        {
+            bare = Entry {
                 cgroup: 0,
                 cgroup_ns: (0, 0),
+                time: 0,
+                socket: 0,
                 ..template.copy_keys()
             };
-            &without_cgroup
+            &bare
         } else {
             template
         };
