@@ -450,25 +450,17 @@ impl<'a> PerfFile<'a> {
     /// taking turns of 10 MiB each.
     pub fn raw_records(&self) -> DataRecords<'a> {
         let mut readers = vec![RawRecords {
-            data: &self.input[..self.data_end],
             pos: self.data_start,
-            endian: self.endian,
-            failed: false,
-            file: 0,
-            file_name: None,
+            ..RawRecords::new(&self.input[..self.data_end], self.endian)
         }];
         for (i, &(name, bytes)) in self.data_files.iter().enumerate() {
-            if bytes.is_empty() {
-                continue;
+            if !bytes.is_empty() {
+                readers.push(RawRecords {
+                    file: u32::try_from(i + 1).unwrap_or(u32::MAX),
+                    file_name: Some(name),
+                    ..RawRecords::new(bytes, self.endian)
+                });
             }
-            readers.push(RawRecords {
-                data: bytes,
-                pos: 0,
-                endian: self.endian,
-                failed: false,
-                file: u32::try_from(i + 1).unwrap_or(u32::MAX),
-                file_name: Some(name),
-            });
         }
         DataRecords {
             readers,

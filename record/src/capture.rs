@@ -1047,11 +1047,11 @@ fn old_path(p: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
-/// Creates the output file (mode 0600), moving a non-empty existing one to
-/// `.old` first (and back if creation fails).
-fn create_output(path: &Path) -> Result<File, RecordError> {
-    let moved = match std::fs::metadata(path) {
-        // A directory is an earlier --threads recording.
+/// perf's `check_backup`: a non-empty file or a directory (an earlier
+/// `--threads` recording) at `path` moves to `PATH.old`, replacing an
+/// earlier `.old`. Returns where it went.
+fn move_to_old(path: &Path) -> Result<Option<PathBuf>, RecordError> {
+    match std::fs::metadata(path) {
         Ok(m) if (m.is_file() && m.len() > 0) || m.is_dir() => {
             let old = old_path(path);
             if m.is_dir() || std::fs::symlink_metadata(&old).is_ok_and(|o| o.is_dir()) {
@@ -1065,10 +1065,16 @@ fn create_output(path: &Path) -> Result<File, RecordError> {
                     errno_name(&e)
                 ))
             })?;
-            Some(old)
+            Ok(Some(old))
         }
-        _ => None,
-    };
+        _ => Ok(None),
+    }
+}
+
+/// Creates the output file (mode 0600), moving what was there to `.old`
+/// first (and back if creation fails).
+fn create_output(path: &Path) -> Result<File, RecordError> {
+    let moved = move_to_old(path)?;
     match OpenOptions::new()
         .write(true)
         .read(true)
@@ -1165,18 +1171,7 @@ impl DataFile {
 /// Creates a `--threads` output directory (mode 0700), moving an existing
 /// file or directory to `.old` first as perf does, and its header file.
 fn create_output_dir(path: &Path) -> Result<File, RecordError> {
-    if std::fs::symlink_metadata(path).is_ok() {
-        let old = old_path(path);
-        remove_old(&old)?;
-        std::fs::rename(path, &old).map_err(|e| {
-            RecordError(format!(
-                "Can't move data: {} ({} to {})",
-                errno_name(&e),
-                path.display(),
-                old.display()
-            ))
-        })?;
-    }
+    move_to_old(path)?;
     use std::os::unix::fs::DirBuilderExt;
     std::fs::DirBuilder::new()
         .mode(0o700)
@@ -1480,17 +1475,14 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
 
     // --threads: ring i's records go to data.i. prec reads every ring
     // from this thread; the spec is checked as perf checks it.
-    let ring_files: Option<Vec<usize>> = match &cfg.modes.threads {
-        Some(spec) => {
-            crate::parallel::thread_masks(spec, &ring_cpus).map_err(|e| {
-                RecordError(format!(
-                    "{e}\nFailed to initialize parallel data streaming masks"
-                ))
-            })?;
-            Some((0..rings.len()).collect())
-        }
-        None => None,
-    };
+    let parallel = cfg.modes.threads.is_some();
+    if let Some(spec) = &cfg.modes.threads {
+        crate::parallel::check_spec(spec, &ring_cpus).map_err(|e| {
+            RecordError(format!(
+                "{e}\nFailed to initialize parallel data streaming masks"
+            ))
+        })?;
+    }
 
     let fattrs: Vec<Attr> = events
         .iter()
@@ -1571,11 +1563,11 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
         ));
     }
     let mut data_files: Vec<DataFile> = Vec::new();
-    if ring_files.is_some() {
+    if parallel {
         host.push(prec_format::features::Feature::DirFormat(1));
     }
     let sink = match &cfg.output {
-        Output::File(p) if ring_files.is_some() => {
+        Output::File(p) if parallel => {
             let f = create_output_dir(p)?;
             for n in 0..rings.len() {
                 let path = p.join(format!("data.{n}"));
@@ -1772,7 +1764,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     tracker.scan(&pro);
     sink.write(&pro)?;
     sink.flush()?;
-    if ring_files.is_some() {
+    if parallel {
         // The header file's data is complete: its features (DIR_FORMAT
         // above all) now, so that a killed recording's directory reads.
         let facts = RecordingFacts {
@@ -1900,15 +1892,15 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
                     current_mask = Some(mask.clone());
                 }
             }
-            if let Some(files) = &ring_files {
+            if parallel {
                 // Parallel streaming: the ring's own records, to its
-                // thread's file, without rounds (each file is in time
+                // own file, without rounds (each file is in time
                 // order already; readers merge them).
                 let start = buf.len();
                 read_ring(rb, buf);
                 if buf.len() > start {
                     tracker.scan(&buf[start..]);
-                    let file = &mut data_files[files[i]];
+                    let file = &mut data_files[i];
                     let before = file.written;
                     file.write(&buf[start..])?;
                     parallel_bytes.set(parallel_bytes.get() + file.written - before);
@@ -1919,7 +1911,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
             }
             read_ring(rb, buf);
         }
-        if ring_files.is_some() {
+        if parallel {
             return Ok(wrote_parallel);
         }
         if buf.is_empty() {

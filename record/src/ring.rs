@@ -192,18 +192,10 @@ impl RingBuffer {
             tail = head.wrapping_sub(self.data_size);
             len = self.data_size;
         }
-        let mask = self.data_size - 1;
-        let start = (tail & mask) as usize;
-        let len = len as usize;
-        let size = self.data_size as usize;
-        let first = len.min(size - start);
-        out.reserve(len);
-        out.extend_from_slice(self.data_slice(start, first));
-        if first < len {
-            out.extend_from_slice(self.data_slice(0, len - first));
-        }
+        let start = (tail & (self.data_size - 1)) as usize;
+        self.copy_wrapping(start, len as usize, out);
         self.control(DATA_TAIL_OFF).store(head, Ordering::Release);
-        len
+        len as usize
     }
 
     /// Appends what an overwritable ring of backward-writing events holds
@@ -222,14 +214,15 @@ impl RingBuffer {
         if written == 0 {
             return 0;
         }
-        let size = self.data_size as usize;
         let mask = self.data_size - 1;
         let mut len = written;
         if written > self.data_size {
             let mut walked = 0u64;
+            let mut header = Vec::with_capacity(8);
             while walked < self.data_size {
                 let at = ((head.wrapping_add(walked)) & mask) as usize;
-                let header = self.wrapping_bytes(at, 8);
+                header.clear();
+                self.copy_wrapping(at, 8, &mut header);
                 let record_size = u64::from(u16::from_ne_bytes([header[6], header[7]]));
                 if record_size < 8 || walked + record_size > self.data_size {
                     break;
@@ -238,28 +231,19 @@ impl RingBuffer {
             }
             len = walked;
         }
-        let start = (head & mask) as usize;
-        let len = len as usize;
-        let first = len.min(size - start);
+        self.copy_wrapping((head & mask) as usize, len as usize, out);
+        self.overwrite_prev = head;
+        len as usize
+    }
+
+    /// Appends `len` bytes of the data area from `start`, across its end.
+    fn copy_wrapping(&self, start: usize, len: usize, out: &mut Vec<u8>) {
+        let first = len.min(self.data_size as usize - start);
         out.reserve(len);
         out.extend_from_slice(self.data_slice(start, first));
         if first < len {
             out.extend_from_slice(self.data_slice(0, len - first));
         }
-        self.overwrite_prev = head;
-        len
-    }
-
-    /// `len` (≤ 8) bytes of the data area from `start`, across its end.
-    fn wrapping_bytes(&self, start: usize, len: usize) -> [u8; 8] {
-        let size = self.data_size as usize;
-        let mut b = [0u8; 8];
-        let first = len.min(size - start);
-        b[..first].copy_from_slice(self.data_slice(start, first));
-        if first < len {
-            b[first..len].copy_from_slice(self.data_slice(0, len - first));
-        }
-        b
     }
 
     fn data_slice(&self, start: usize, len: usize) -> &[u8] {
