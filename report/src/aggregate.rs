@@ -1771,7 +1771,9 @@ fn build_naming(
 
     // CGROUP records: each cgroup id's path.
     let mut cgroups: HashMap<u64, StrId> = HashMap::default();
-    // NAMESPACES records: each thread's cgroup namespace (dev, inode).
+    // NAMESPACES records: each thread's cgroup namespace (dev, inode), for
+    // the cgroup_id key only.
+    let want_cgroup_ns = want(SortKey::CgroupId);
     let mut cgroup_namespaces: HashMap<i32, (u64, u64)> = HashMap::default();
     let mut released = 0u64;
     for r in records {
@@ -1838,7 +1840,7 @@ fn build_naming(
             // its cgroup namespace is the 7th pair.
             Record::Namespaces {
                 tid, namespaces, ..
-            } => {
+            } if want_cgroup_ns => {
                 if let (Some(dev), Some(ino)) = (namespaces.get(12), namespaces.get(13)) {
                     cgroup_namespaces.insert(tid as i32, (dev, ino));
                 }
@@ -1888,10 +1890,13 @@ fn build_naming(
                     }
                     let cpu = s.cpu.unwrap_or(u32::MAX);
                     let cgroup = s.cgroup.unwrap_or(0);
-                    let cgroup_ns = s
-                        .tid
-                        .and_then(|t| cgroup_namespaces.get(&(t as i32)).copied())
-                        .unwrap_or((0, 0));
+                    let cgroup_ns = match s.tid {
+                        Some(t) if want_cgroup_ns => cgroup_namespaces
+                            .get(&(t as i32))
+                            .copied()
+                            .unwrap_or((0, 0)),
+                        _ => (0, 0),
+                    };
                     // perf's hist_time.
                     let time_bucket = {
                         let t = s.time.unwrap_or(0);
