@@ -226,7 +226,9 @@ fn fresh_recordings_of_other_programs_match_perf() {
 /// opposite sense to addresses (the DWARF file). A `dso` key before `sym`
 /// changes nothing within a DSO, so `dso,sym` splits alike. A split
 /// entry's thread is that of the sample that made it (the gcc file: the
-/// children order's callers-above-callees rule holds within one thread).
+/// children order's callers-above-callees rule holds within one thread),
+/// and its level too (the python file: the root frame at 0 has no map and
+/// takes the level of the frame before it, `[k]` after a kernel sample).
 #[test]
 fn sym_without_dso_splits_like_perf_with_call_graphs() {
     if !require_perf() {
@@ -248,6 +250,7 @@ fn sym_without_dso_splits_like_perf_with_call_graphs() {
         "tar-page-faults-g.data",
         "tar-bzip2-dwarf.data",
         "gcc-c-g.data",
+        "python-g.data",
     ] {
         let file = own_fixture(name);
         for args in runs {

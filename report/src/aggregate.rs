@@ -2507,6 +2507,7 @@ fn build_naming(
                         own: true,
                         acc: false,
                         cpumode: r.cpumode() as u8,
+                        level: loc.level,
                         node: NO_NODE,
                     };
                     if cg_on {
@@ -2726,6 +2727,7 @@ fn build_naming(
                                     own: false,
                                     acc: true,
                                     cpumode: 0,
+                                    level,
                                     node,
                                 });
                             }
@@ -3970,7 +3972,7 @@ fn split_graphs_like_perf(
     // made it: perf's entry keeps that thread, and its children order
     // compares callers above callees only between entries of one thread.
     let mut pieces: Vec<u32> = Vec::new();
-    let mut creators: Vec<ThreadId> = Vec::new();
+    let mut creators: Vec<(ThreadId, u8)> = Vec::new();
     let mut landed: Vec<u32> = Vec::new();
     let mut last: Vec<(u32, u32)> = vec![(u32::MAX, u32::MAX); merged.len()];
     // perf's he_cache: the entries this sample was added to so far.
@@ -4026,7 +4028,7 @@ fn split_graphs_like_perf(
                     cmp(template, &merged[pieces[p] as usize]) == Ordering::Less
                 });
                 pieces.push(eff.entry);
-                creators.push(thread);
+                creators.push((thread, eff.level));
                 pieces.len() as u32 - 1
             }
         };
@@ -4058,13 +4060,14 @@ fn split_graphs_like_perf(
     let mut out: Vec<Entry> = pieces
         .iter()
         .zip(&creators)
-        .map(|(&m, &creator)| {
+        .map(|(&m, &(creator, level))| {
             let whole = whole[m as usize];
             match merged.get_mut(m as usize) {
                 Some(slot) if whole => slot.take(),
                 Some(Some(template)) => {
                     let mut piece = template.copy_keys();
                     piece.thread = creator;
+                    piece.level = level;
                     piece.cg = template.cg.as_ref().map(|_| Box::default());
                     Some(piece)
                 }

@@ -51,6 +51,10 @@ pub(crate) struct Effect {
     pub acc: bool,
     /// The sample's cpumode (for the own entry's `sys`/`usr` periods).
     pub cpumode: u8,
+    /// The level (`b'k'`, `b'.'`) the entry gets if this hit creates it.
+    /// Equal keys can differ in it: a frame without a map takes the level
+    /// of the sample's frame before it.
+    pub level: u8,
     /// The entry's call-tree node that got the hit, or [`NO_NODE`].
     pub node: u32,
 }
@@ -959,6 +963,7 @@ mod tests {
         own: true,
         acc: false,
         cpumode: 2,
+        level: b'.',
         node: 4,
     };
 
@@ -997,6 +1002,7 @@ mod tests {
                 own: true,
                 acc: false,
                 cpumode: 2,
+                level: b'.',
                 node: NO_NODE,
             }],
             &[],
