@@ -634,3 +634,50 @@ fn sample_fields_match_perf_script() {
     let compare = |file: &Path, args: &[&str]| compare_script(file, Input::File, args);
     assert_no_failures(&compare_each(&files, runs, |_, _| None, compare));
 }
+
+/// `-F tod`: the wall-clock time of each sample from the CLOCK_DATA that
+/// `record -k` writes, in the local time zone (two zones), with `--ns`
+/// and on side-band records; refused like perf without clock data.
+#[test]
+fn tod_matches_perf_script() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let hot3 = fixture_bin("hot3");
+    let argv = [hot3.to_str().unwrap_or("hot3"), "0.05"];
+    let files = record_both(dir.path(), "clock", &["-k", "mono"], &argv);
+    let runs: &[&[&str]] = &[
+        &["-F", "+tod"],
+        &["-F", "tod,comm,tid,time,ip", "--ns"],
+        &["-F", "comm,tod,time", "--show-task-events"],
+    ];
+    let mut failures = Vec::new();
+    for file in &files {
+        for zone in ["UTC", "Asia/Kolkata"] {
+            for args in runs {
+                let with_zone = |mut tool: Command| {
+                    tool.env("TZ", zone);
+                    tool
+                };
+                let (expected, _) = script_stdout(with_zone(perf()), file, Input::File, args);
+                let (actual, _) = script_stdout(with_zone(prec()), file, Input::File, args);
+                if expected.is_empty() {
+                    failures.push(format!("{} {args:?}: perf printed nothing", file.display()));
+                }
+                let what = format!("{} TZ={zone} {args:?}", file.display());
+                if let Err(e) = same_text(&what, &expected, &actual) {
+                    failures.push(e);
+                }
+            }
+        }
+    }
+    assert_no_failures(&failures);
+    let out = run_fail(
+        prec()
+            .args(["script", "-F", "+tod", "-i"])
+            .arg(own_fixture("hot3-default.data")),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("missing clock data"), "{stderr}");
+}

@@ -672,6 +672,22 @@ pub fn gettimeofday_ns() -> u64 {
     tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1000
 }
 
+/// The local time zone's offset from UTC in seconds at `secs` since the
+/// epoch (`localtime_r`'s `tm_gmtoff`); 0 where the time cannot be
+/// converted.
+pub fn utc_offset_at(secs: i64) -> i64 {
+    // A 32-bit time_t wraps past 2038, as perf's own conversion would.
+    let t = secs as libc::time_t;
+    // SAFETY: an all-zero `tm` is a valid value of this plain C struct.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: both pointers are valid for the call; localtime_r writes only
+    // `tm` and is thread-safe.
+    if unsafe { libc::localtime_r(&t, &mut tm) }.is_null() {
+        return 0;
+    }
+    tm.tm_gmtoff
+}
+
 /// perf's `fetch_current_timestamp`: local time as `YYYYMMDDhhmmss` and
 /// hundredths of a second (`--timestamp-filename`).
 pub fn local_timestamp() -> io::Result<String> {

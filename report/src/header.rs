@@ -883,7 +883,7 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 }
 
 /// strftime("%F", "%T") of a (local) time.
-fn civil(t: i64) -> (String, String) {
+pub(crate) fn civil(t: i64) -> (String, String) {
     let days = t.div_euclid(86_400);
     let secs = t.rem_euclid(86_400);
     let (y, m, d) = civil_from_days(days);

@@ -137,9 +137,12 @@ pub enum OutField {
     /// A branch-trace sample's symbol indented by call depth; nothing for
     /// the other samples.
     CallIndent,
+    /// The sample's wall-clock time, from the CLOCK_DATA feature that
+    /// `record -k/--clockid` writes.
+    Tod,
 }
 
-const ALL_FIELDS: [(&str, OutField); 25] = [
+const ALL_FIELDS: [(&str, OutField); 26] = [
     ("comm", OutField::Comm),
     ("tid", OutField::Tid),
     ("pid", OutField::Pid),
@@ -165,6 +168,7 @@ const ALL_FIELDS: [(&str, OutField); 25] = [
     ("srccode", OutField::SrcCode),
     ("flags", OutField::Flags),
     ("callindent", OutField::CallIndent),
+    ("tod", OutField::Tod),
 ];
 
 impl OutField {
@@ -291,6 +295,9 @@ pub struct ScriptOptions {
     pub max_stack: Option<usize>,
     /// `--ns`: nanosecond timestamps.
     pub ns: bool,
+    /// The local time zone's offset from UTC in seconds at a time (seconds
+    /// since the epoch), for `tod`; `None` prints UTC.
+    pub utc_offset: Option<fn(i64) -> i64>,
     /// `--full-source-path`: srclines with the whole file path.
     pub full_source_path: bool,
     /// `--no-inline`: DWARF-unwound frames are not expanded into their
@@ -610,6 +617,9 @@ pub struct Session<'f> {
     evswitch: crate::evswitch::EvSwitch,
     /// `--reltime`/`--deltatime`: the first and the previous time printed.
     printed_times: std::cell::Cell<(u64, u64)>,
+    /// `tod`: the CLOCK_DATA reference (clockid ns, wall-clock ns) and the
+    /// local time zone's offset there.
+    clock_reference: Option<(u64, u64, i64)>,
     /// Problems to report on stderr.
     pub warnings: Vec<String>,
 }
@@ -799,6 +809,28 @@ impl<'f> Session<'f> {
             }
             cfg.fields.insert(tracepoint, f);
         }
+        // perf_session__check_output_opt: `tod` needs the clock reference.
+        let clock_reference = file
+            .feature(FeatureId::CLOCK_DATA)
+            .and_then(|f| features::decode(f.id, f.data, f.offset, file.endian()).ok())
+            .and_then(|f| match f {
+                Feature::ClockData(c) => {
+                    let offset = opts
+                        .utc_offset
+                        .map_or(0, |at| at((c.wall_ns / 1_000_000_000) as i64));
+                    Some((c.clockid_ns, c.wall_ns, offset))
+                }
+                _ => None,
+            });
+        let tod = attrs
+            .iter()
+            .any(|a| cfg.get(out_type(a.attr.type_)).has(OutField::Tod));
+        if tod && clock_reference.is_none() {
+            return Err(ScriptError(
+                "Can't provide 'tod' time, missing clock data. Please record with -k/--clockid option."
+                    .into(),
+            ));
+        }
         let field_warnings: Vec<String> = std::mem::take(&mut cfg.warnings)
             .into_iter()
             .chain(file.warnings().iter().cloned())
@@ -857,8 +889,28 @@ impl<'f> Session<'f> {
             sample_reads: Default::default(),
             evswitch,
             printed_times: Default::default(),
+            clock_reference,
             warnings: field_warnings,
         })
+    }
+
+    /// perf's `tod_scnprintf`: the clock reference's wall-clock time moved
+    /// by the sample's distance from its clockid time, in local time.
+    fn push_tod(&self, s: &mut String, time: u64) {
+        use std::fmt::Write as _;
+        let Some((clockid_ns, wall_ns, utc_offset)) = self.clock_reference else {
+            s.push_str("disabled ");
+            return;
+        };
+        let tod_ns = wall_ns.wrapping_add(time.wrapping_sub(clockid_ns));
+        let secs = tod_ns / 1_000_000_000;
+        let ns = tod_ns % 1_000_000_000;
+        let (date, clock) = crate::header::civil(secs as i64 + utc_offset);
+        if self.opts.ns {
+            let _ = write!(s, "{date} {clock}.{ns:09} ");
+        } else {
+            let _ = write!(s, "{date} {clock}.{:06} ", ns / 1000);
+        }
     }
 
     /// Unwinds `--call-graph dwarf` user stacks with `unwinder` (without
@@ -1500,6 +1552,9 @@ impl<'f> Session<'f> {
         }
         if f.has(OutField::Misc) {
             push_misc(s, misc, kind);
+        }
+        if f.has(OutField::Tod) {
+            self.push_tod(s, time);
         }
         if f.has(OutField::Time) {
             let (mut first, mut previous) = self.printed_times.get();

@@ -505,6 +505,7 @@ pub(crate) fn write_header(
         mtime,
     );
     info.full = show_info;
+    info.utc_offset = prec_record::sys::utc_offset_at(info.mtime);
     info.is_pipe = file.mode() == prec_format::read::Mode::Pipe;
     print_header(out, &info)?;
     Ok(())

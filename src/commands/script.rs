@@ -82,6 +82,7 @@ fn options(args: &ScriptArgs) -> Result<ScriptOptions> {
     o.hide_call_graph = args.hide_call_graph;
     o.max_stack = args.max_stack;
     o.ns = args.ns;
+    o.utc_offset = Some(prec_record::sys::utc_offset_at);
     o.full_source_path = args.full_source_path;
     o.no_inline = args.no_inline;
     o.comms = args.comms.as_deref().map(names);
