@@ -32,11 +32,6 @@ const QUIPPER_KNOWN: &[(&str, &str)] = &[
         "piped.intel_pt-4.14",
         "Intel PT decoding; perf warns the pipe-mode output cannot be relied upon",
     ),
-    (
-        "weight_struct",
-        "raw PMU memory events: data_src decoding (|OP LOAD|LVL ...|), weight and \
-         ins_lat columns are not implemented",
-    ),
 ];
 
 /// Pipe-mode quipper files without a kernel build-id: perf (and prec) apply
@@ -619,6 +614,8 @@ fn sample_fields_match_perf_script() {
     let files = record_both(dir.path(), "faults", &opts, &argv);
     let runs: &[&[&str]] = &[
         &["-F", "comm,tid,misc,ip,sym,addr,weight,ins_lat"],
+        &["-F", "ip,data_src,weight"],
+        &["-F", "+data_src"],
         &[
             "-F",
             "ip,sym,symoff,dso,addr,phys_addr,data_page_size,code_page_size",

@@ -3,6 +3,7 @@
 pub mod aggregate;
 pub mod callchain;
 pub mod callgraph;
+pub mod data_src;
 pub mod dump;
 pub mod evswitch;
 pub mod flamegraph;

@@ -140,9 +140,11 @@ pub enum OutField {
     /// The sample's wall-clock time, from the CLOCK_DATA feature that
     /// `record -k/--clockid` writes.
     Tod,
+    /// The memory data source (`record -d`), in hex and decoded.
+    DataSrc,
 }
 
-const ALL_FIELDS: [(&str, OutField); 26] = [
+const ALL_FIELDS: [(&str, OutField); 27] = [
     ("comm", OutField::Comm),
     ("tid", OutField::Tid),
     ("pid", OutField::Pid),
@@ -169,6 +171,7 @@ const ALL_FIELDS: [(&str, OutField); 26] = [
     ("flags", OutField::Flags),
     ("callindent", OutField::CallIndent),
     ("tod", OutField::Tod),
+    ("data_src", OutField::DataSrc),
 ];
 
 impl OutField {
@@ -250,7 +253,17 @@ fn default_fields(t: OutType) -> Fields {
         OutType::Tracepoint => Fields::of(&[Comm, Tid, Cpu, Time, Event, Trace]),
         OutType::Raw => {
             let mut f = Fields::of(&common);
-            f.set(Addr);
+            for field in [
+                Addr,
+                DataSrc,
+                Weight,
+                PhysAddr,
+                DataPageSize,
+                CodePageSize,
+                InsLat,
+            ] {
+                f.set(field);
+            }
             f
         }
         _ => Fields::of(&common),
@@ -540,6 +553,7 @@ pub struct ResolvedSample<'s> {
     /// `ins_lat`.
     pub weight: u64,
     pub ins_lat: u16,
+    pub data_src: u64,
     pub phys_addr: u64,
     pub data_page_size: u64,
     pub code_page_size: u64,
@@ -620,6 +634,8 @@ pub struct Session<'f> {
     /// `tod`: the CLOCK_DATA reference (clockid ns, wall-clock ns) and the
     /// local time zone's offset there.
     clock_reference: Option<(u64, u64, i64)>,
+    /// `data_src`: the longest one printed so far.
+    data_src_width: std::cell::Cell<usize>,
     /// Problems to report on stderr.
     pub warnings: Vec<String>,
 }
@@ -721,9 +737,10 @@ impl<'f> Session<'f> {
             let user = cfg.user_set.get(&t).copied().unwrap_or(false);
             let mut f = cfg.get(t);
             let stype = a.attr.sample_type;
-            let checks: [(OutField, u64, &str); 14] = [
+            let checks: [(OutField, u64, &str); 15] = [
                 (OutField::Ip, st::IP, "IP"),
                 (OutField::Addr, st::ADDR, "ADDR"),
+                (OutField::DataSrc, st::DATA_SRC, "DATA_SRC"),
                 (OutField::Weight, st::WEIGHT | st::WEIGHT_STRUCT, "WEIGHT"),
                 (OutField::InsLat, st::WEIGHT_STRUCT, "WEIGHT_STRUCT"),
                 (OutField::PhysAddr, st::PHYS_ADDR, "PHYS_ADDR"),
@@ -890,6 +907,7 @@ impl<'f> Session<'f> {
             evswitch,
             printed_times: Default::default(),
             clock_reference,
+            data_src_width: Default::default(),
             warnings: field_warnings,
         })
     }
@@ -1404,6 +1422,7 @@ impl<'f> Session<'f> {
                             misc: r.header.misc,
                             weight,
                             ins_lat,
+                            data_src: s.data_src.unwrap_or(0),
                             phys_addr: s.phys_addr.unwrap_or(0),
                             data_page_size: s.data_page_size.unwrap_or(0),
                             code_page_size: s.code_page_size.unwrap_or(0),
@@ -1638,6 +1657,13 @@ impl<'f> Session<'f> {
                     s.push(')');
                 }
             }
+        }
+        if f.has(OutField::DataSrc) {
+            // perf's data_src__fprintf pads to the longest one so far.
+            let text = crate::data_src::script_field(rs.data_src);
+            let width = self.data_src_width.get().max(text.len());
+            self.data_src_width.set(width);
+            let _ = write!(s, "{text:<width$}");
         }
         if f.has(OutField::Weight) {
             let _ = write!(s, "{:16}", rs.weight);
