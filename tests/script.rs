@@ -678,3 +678,40 @@ fn tod_matches_perf_script() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("missing clock data"), "{stderr}");
 }
+
+/// `brstack`, `brstacksym` and `brstackoff` on quipper's branch-stack
+/// recordings (LBR from three machines and perf versions, pipe mode too):
+/// each branch's addresses, or symbols and offsets, or DSO-relative
+/// addresses (kernel, modules, JIT maps), with and without the DSO, and its
+/// flags and cycles.
+#[test]
+fn branch_stack_fields_match_perf_script() {
+    if !require_perf() {
+        return;
+    }
+    let runs: &[&[&str]] = &[
+        &["-F", "+brstack"],
+        &["-F", "ip,brstack"],
+        &["-F", "+brstacksym"],
+        &["-F", "ip,sym,brstacksym"],
+        &["-F", "+brstackoff"],
+        &["-F", "ip,brstackoff,dso"],
+    ];
+    let mut failures = Vec::new();
+    let mut compared = 0;
+    for file in quipper_files() {
+        let short = quipper_short_name(&file);
+        if !(short.contains("branch") || short.contains("lbr")) {
+            continue;
+        }
+        compared += 1;
+        let piped = short.contains("piped");
+        for args in runs {
+            if let Err(e) = compare_script(&file, Input::Pipe.if_piped(piped), args) {
+                failures.push(e);
+            }
+        }
+    }
+    assert!(compared >= 5, "only {compared} branch-stack files");
+    assert_no_failures(&failures);
+}

@@ -1149,6 +1149,11 @@ impl Resolver {
         SymId(self.syms.len() as u32 - 1)
     }
 
+    /// Whether the kernel's symbols were used (looked up and not refused).
+    pub(crate) fn kernel_symbols_loaded(&self) -> bool {
+        self.kernel_ok == Some(true)
+    }
+
     fn kernel_allowed(&mut self, machine: &Machine, dso: DsoId) -> bool {
         if let Some(ok) = self.kernel_ok {
             return ok;

@@ -142,9 +142,15 @@ pub enum OutField {
     Tod,
     /// The memory data source (`record -d`), in hex and decoded.
     DataSrc,
+    /// The branch stack (`record -b`): `from/to/flags` per branch.
+    BrStack,
+    /// The branch stack by symbol and offset.
+    BrStackSym,
+    /// The branch stack with DSO-relative addresses.
+    BrStackOff,
 }
 
-const ALL_FIELDS: [(&str, OutField); 27] = [
+const ALL_FIELDS: [(&str, OutField); 30] = [
     ("comm", OutField::Comm),
     ("tid", OutField::Tid),
     ("pid", OutField::Pid),
@@ -172,6 +178,9 @@ const ALL_FIELDS: [(&str, OutField); 27] = [
     ("callindent", OutField::CallIndent),
     ("tod", OutField::Tod),
     ("data_src", OutField::DataSrc),
+    ("brstack", OutField::BrStack),
+    ("brstacksym", OutField::BrStackSym),
+    ("brstackoff", OutField::BrStackOff),
 ];
 
 impl OutField {
@@ -209,6 +218,44 @@ impl Fields {
         }
         s
     }
+}
+
+/// perf 6.1's `get_branch_type`: the name of a branch entry's type (from
+/// its flags word), empty when unknown.
+fn branch_type_name(flags: u64) -> &'static str {
+    const TYPES: [&str; 15] = [
+        "",
+        "COND",
+        "UNCOND",
+        "IND",
+        "CALL",
+        "IND_CALL",
+        "RET",
+        "SYSCALL",
+        "SYSRET",
+        "COND_CALL",
+        "COND_RET",
+        "ERET",
+        "IRQ",
+        "SERROR",
+        "NO_TX",
+    ];
+    const NEW_TYPES: [&str; 8] = [
+        "FAULT_ALGN",
+        "FAULT_DATA",
+        "FAULT_INST",
+        "ARCH_1",
+        "ARCH_2",
+        "ARCH_3",
+        "ARCH_4",
+        "ARCH_5",
+    ];
+    let name = match ((flags >> 20) & 0xf) as usize {
+        // PERF_BR_EXTEND_ABI: the type is in new_type.
+        15 => NEW_TYPES.get(((flags >> 26) & 0xf) as usize),
+        t => TYPES.get(t),
+    };
+    name.copied().unwrap_or("")
 }
 
 /// perf's output types (`output[]` index).
@@ -554,6 +601,8 @@ pub struct ResolvedSample<'s> {
     pub weight: u64,
     pub ins_lat: u16,
     pub data_src: u64,
+    /// The `brstack`, `brstacksym` or `brstackoff` text, when shown.
+    pub branches: String,
     pub phys_addr: u64,
     pub data_page_size: u64,
     pub code_page_size: u64,
@@ -636,6 +685,9 @@ pub struct Session<'f> {
     clock_reference: Option<(u64, u64, i64)>,
     /// `data_src`: the longest one printed so far.
     data_src_width: std::cell::Cell<usize>,
+    /// DSOs a sample's symbol made perf load (see
+    /// [`Session::branch_offset`]).
+    symbols_loaded: HashSet<DsoId>,
     /// Problems to report on stderr.
     pub warnings: Vec<String>,
 }
@@ -908,6 +960,7 @@ impl<'f> Session<'f> {
             printed_times: Default::default(),
             clock_reference,
             data_src_width: Default::default(),
+            symbols_loaded: HashSet::default(),
             warnings: field_warnings,
         })
     }
@@ -1305,6 +1358,11 @@ impl<'f> Session<'f> {
                         };
                         let src = fields.has(OutField::Srcline);
                         let frame = self.make_frame(&cf, src);
+                        // perf's machine__resolve looks the sample's symbol
+                        // up whatever the fields, loading its DSO.
+                        if let Some(map) = cf.map {
+                            self.symbols_loaded.insert(map.dso);
+                        }
                         let chain = if self.use_callchain(a) && fields.has(OutField::Ip) {
                             let max_stack = self.opts.max_stack.unwrap_or(PERF_MAX_STACK_DEPTH);
                             // The sample's own chain: perf 6.1 adds no inline
@@ -1353,6 +1411,8 @@ impl<'f> Session<'f> {
                                 }
                                 self.unwinder = Some(unw);
                             }
+                            self.symbols_loaded
+                                .extend(buf.iter().filter_map(|f| f.map).map(|m| m.dso));
                             let v: Vec<Frame> =
                                 buf.iter().map(|f| self.make_frame(f, src)).collect();
                             self.chain_buf = buf;
@@ -1397,6 +1457,10 @@ impl<'f> Session<'f> {
                             }
                             self.make_frame(&af, false)
                         });
+                        let branches = match &s.branch_stack {
+                            Some(bs) => self.branch_stack_text(pid, tid, r.cpumode(), bs, fields),
+                            None => String::new(),
+                        };
                         let raw_weight = s.weight.unwrap_or(0);
                         let (weight, ins_lat) = if a.sample_type & st::WEIGHT_STRUCT != 0 {
                             (raw_weight & 0xffff_ffff, (raw_weight >> 32) as u16)
@@ -1423,6 +1487,7 @@ impl<'f> Session<'f> {
                             weight,
                             ins_lat,
                             data_src: s.data_src.unwrap_or(0),
+                            branches,
                             phys_addr: s.phys_addr.unwrap_or(0),
                             data_page_size: s.data_page_size.unwrap_or(0),
                             code_page_size: s.code_page_size.unwrap_or(0),
@@ -1451,6 +1516,124 @@ impl<'f> Session<'f> {
     }
 
     /// `addr` of thread `pid`/`tid` in `cpumode` resolved to a frame.
+    /// perf's `thread__find_map_fb`: the frame at `addr` in the maps of
+    /// `cpumode`, else in those of the address's half.
+    fn frame_at_fb(&mut self, pid: i32, tid: i32, cpumode: u16, addr: u64) -> ChainFrame {
+        let by_addr = if addr >= 1 << 63 {
+            prec_format::constants::misc::KERNEL
+        } else {
+            prec_format::constants::misc::USER
+        };
+        let frame = self.frame_at(pid, tid, cpumode, addr);
+        if frame.map.is_some() || by_addr == cpumode {
+            return frame;
+        }
+        self.frame_at(pid, tid, by_addr, addr)
+    }
+
+    /// perf's `perf_sample__fprintf_brstack` (or `brstacksym`, or
+    /// `brstackoff`, whichever of them `fields` has first).
+    fn branch_stack_text(
+        &mut self,
+        pid: i32,
+        tid: i32,
+        cpumode: u16,
+        bs: &prec_format::sample::BranchStack<'_>,
+        fields: Fields,
+    ) -> String {
+        use std::fmt::Write as _;
+        let kind = [
+            OutField::BrStack,
+            OutField::BrStackSym,
+            OutField::BrStackOff,
+        ]
+        .into_iter()
+        .find(|&k| fields.has(k));
+        let Some(kind) = kind else {
+            return String::new();
+        };
+        let with_dso = fields.has(OutField::Dso);
+        let mut out = String::new();
+        for i in 0..bs.entries.len() / 3 {
+            let word = |j: usize| bs.entries.get(i * 3 + j).unwrap_or(0);
+            let (from, to, flags) = (word(0), word(1), word(2));
+            for (n, addr) in [from, to].into_iter().enumerate() {
+                let frame = self.frame_at_fb(pid, tid, cpumode, addr);
+                let dso = frame.map.map(|m| self.dso_name(m.dso));
+                match kind {
+                    OutField::BrStackSym => {
+                        if n == 1 {
+                            out.push('/');
+                        }
+                        match frame.sym {
+                            Some(id) => {
+                                let sym = &self.resolver.syms[id.0 as usize];
+                                let name = self.strings.get(sym.name);
+                                let offset = frame.addr.wrapping_sub(sym.start);
+                                let _ = write!(out, "{name}+{offset:#x}");
+                            }
+                            None => out.push_str("[unknown]"),
+                        }
+                    }
+                    _ => {
+                        let shown = if kind == OutField::BrStackOff {
+                            self.branch_offset(&frame, addr)
+                        } else {
+                            addr
+                        };
+                        let _ = write!(out, "{}{shown:#x}", if n == 0 { " " } else { "/" });
+                    }
+                }
+                if with_dso {
+                    let _ = write!(out, "({})", dso.as_deref().unwrap_or("[unknown]"));
+                }
+            }
+            let mispredicted = match (flags & 1 != 0, flags & 2 != 0) {
+                (true, _) => 'M',
+                (false, true) => 'P',
+                (false, false) => '-',
+            };
+            let _ = write!(
+                out,
+                "/{mispredicted}/{}/{}/{}/{} ",
+                if flags & 4 != 0 { 'X' } else { '-' },
+                if flags & 8 != 0 { 'A' } else { '-' },
+                (flags >> 4) & 0xffff,
+                branch_type_name(flags)
+            );
+        }
+        out
+    }
+
+    /// perf's brstackoff address: `map_ip(addr)`, unless the DSO's
+    /// symbols are at run-time addresses (`dso->adjust_symbols`: a user
+    /// program or library perf loaded from its file, loaded by looking a
+    /// sample's symbol up in it). perf's kernel map keeps the record's
+    /// start but not its offset, and its addresses are absolute once the
+    /// kernel's symbols loaded.
+    fn branch_offset(&self, frame: &ChainFrame, addr: u64) -> u64 {
+        let Some(map) = frame.map else { return addr };
+        let dso = self.machine.dsos.get(map.dso);
+        match dso.kind {
+            DsoKind::Kernel if self.resolver.kernel_symbols_loaded() => addr,
+            DsoKind::Kernel => addr.wrapping_sub(map.start),
+            // A JIT map's symbols are at run-time addresses, but perf's
+            // map_ip is the usual one.
+            DsoKind::Jit => addr.wrapping_sub(map.start).wrapping_add(map.pgoff),
+            DsoKind::User | DsoKind::Vdso
+                if self.symbols_loaded.contains(&map.dso)
+                    && self
+                        .resolver
+                        .symbolizer
+                        .symtab_origin(&dso.long_name, dso.build_id.as_deref())
+                        != '!' =>
+            {
+                addr
+            }
+            _ => frame.addr,
+        }
+    }
+
     fn frame_at(&mut self, pid: i32, tid: i32, cpumode: u16, addr: u64) -> ChainFrame {
         self.cc.frame(
             &mut self.machine,
@@ -1692,6 +1875,7 @@ impl<'f> Session<'f> {
         if f.has(OutField::Uregs) {
             s.push_str(&rs.uregs);
         }
+        s.push_str(&rs.branches);
         if f.has(OutField::PhysAddr) {
             let _ = write!(s, "{:16x}", rs.phys_addr);
         }
