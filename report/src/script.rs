@@ -1444,17 +1444,7 @@ impl<'f> Session<'f> {
                             && (fields.has(OutField::Sym) || fields.has(OutField::Dso))
                             && addr_correlates_sym(a))
                         .then(|| {
-                            // perf's thread__find_map_fb: the sample's
-                            // cpumode, then the one of the address's half.
-                            let by_addr = if addr >= 1 << 63 {
-                                prec_format::constants::misc::KERNEL
-                            } else {
-                                prec_format::constants::misc::USER
-                            };
-                            let mut af = self.frame_at(pid, tid, r.cpumode(), addr);
-                            if af.map.is_none() && by_addr != r.cpumode() {
-                                af = self.frame_at(pid, tid, by_addr, addr);
-                            }
+                            let af = self.frame_at_fb(pid, tid, r.cpumode(), addr);
                             self.make_frame(&af, false)
                         });
                         let branches = match &s.branch_stack {
