@@ -390,3 +390,49 @@ fn dump_survives_closed_stdout() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// `--stats` where the ring overflowed: perf's per-event LOST_SAMPLES line
+/// adds up the samples each record says were lost (not the records). A
+/// one-page ring at a 1000 ns period loses samples within milliseconds.
+#[test]
+fn lost_samples_stats_match_perf() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let hot3 = fixture_bin("hot3");
+    let mut lost = false;
+    for attempt in 0..3 {
+        let out = dir.join(format!("lost{attempt}.data"));
+        run(perf()
+            .args([
+                "record",
+                "-q",
+                "-e",
+                "cpu-clock",
+                "-c",
+                "1000",
+                "-m",
+                "1",
+                "-o",
+            ])
+            .arg(&out)
+            .arg("--")
+            .arg(&hot3)
+            .arg("0.01")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null()));
+        let perf_stats = stdout_of(perf().args(["report", "--stats", "-i"]).arg(&out));
+        let per_event = perf_stats
+            .split_once(" stats:")
+            .map_or("", |(_, events)| events);
+        if !per_event.contains("LOST_SAMPLES") {
+            continue;
+        }
+        lost = true;
+        let prec_stats = stdout_of(prec().args(["report", "--stats", "-i"]).arg(&out));
+        assert_eq!(prec_stats, perf_stats, "{}", out.display());
+        break;
+    }
+    assert!(lost, "no recording lost samples: nothing was compared");
+}

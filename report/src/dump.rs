@@ -814,11 +814,11 @@ impl<'f, 'a: 'f> Dumper<'f, 'a> {
                     if self.branch_mode {
                         if let Some(bs) = s.branch_stack {
                             for _ in 0..bs.entries.len() / 3 {
-                                self.stats.count_event(kind, to);
+                                self.stats.count_event(kind, to, 1);
                             }
                         }
                     } else {
-                        self.stats.count_event(kind, to);
+                        self.stats.count_event(kind, to, 1);
                     }
                 }
                 self.dump_sample(r, attr, &s, out)?;

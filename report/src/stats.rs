@@ -35,7 +35,8 @@ pub struct Stats {
     pub nr_events: Vec<u64>,
     /// Samples per attr index.
     pub nr_samples: Vec<u64>,
-    /// LOST_SAMPLES records per attr index.
+    /// Samples the LOST_SAMPLES records say were lost, per attr index
+    /// (perf's `hists__inc_nr_lost_samples`).
     pub nr_lost_samples: Vec<u64>,
 }
 
@@ -56,8 +57,9 @@ impl Stats {
         }
     }
 
-    /// Counts one sample (or LOST_SAMPLES record) of attr `idx`.
-    pub fn count_event(&mut self, kind: RecordType, idx: Option<usize>) {
+    /// Counts one sample (or, with its lost count `by`, a LOST_SAMPLES
+    /// record) of attr `idx`.
+    pub fn count_event(&mut self, kind: RecordType, idx: Option<usize>, by: u64) {
         let Some(idx) = idx else { return };
         let v = if kind == RecordType::SAMPLE {
             &mut self.nr_samples
@@ -67,7 +69,7 @@ impl Stats {
         if v.len() <= idx {
             v.resize(idx + 1, 0);
         }
-        v[idx] += 1;
+        v[idx] += by;
     }
 
     /// Prints `\nAggregated stats:` and the per-event tables like perf 6.1.
@@ -154,13 +156,17 @@ pub fn count(file: &PerfFile<'_>, stats: &mut Stats, reads: &mut SampleReads, r:
                 if let Ok(Record::Sample(s)) = r.parse(attr) {
                     let mut unknown = 0;
                     for d in reads.deliveries(file, i, &s, &mut unknown) {
-                        stats.count_event(r.header.kind, Some(d.attr_index));
+                        stats.count_event(r.header.kind, Some(d.attr_index), 1);
                     }
                     return;
                 }
             }
         }
-        stats.count_event(r.header.kind, idx);
+        let by = match r.parse(attr) {
+            Ok(Record::LostSamples { lost }) => lost,
+            _ => 1,
+        };
+        stats.count_event(r.header.kind, idx, by);
     }
 }
 
