@@ -587,9 +587,10 @@ fn side_events_and_filters_match_perf_script() {
 /// perf script's sample fields beyond the defaults, on recordings by both
 /// tools of page faults with every sample field this machine can fill:
 /// `misc`, `weight`, `ins_lat`, `phys_addr`, `data_page_size`,
-/// `code_page_size`, `iregs`, `uregs`, and `addr` with the address's
-/// symbol and DSO (perf resolves page-fault addresses, falling back to the
-/// address's own half for the map).
+/// `code_page_size`, `iregs`, `uregs`, `data_src`, `insn` and `insnlen`
+/// (the instruction read from the sample's binary, none in the kernel), and
+/// `addr` with the address's symbol and DSO (perf resolves page-fault
+/// addresses, falling back to the address's own half for the map).
 #[test]
 fn sample_fields_match_perf_script() {
     if !require_perf_record() {
@@ -616,6 +617,8 @@ fn sample_fields_match_perf_script() {
         &["-F", "comm,tid,misc,ip,sym,addr,weight,ins_lat"],
         &["-F", "ip,data_src,weight"],
         &["-F", "+data_src"],
+        &["-F", "ip,sym,insnlen,insn"],
+        &["-F", "+insn,+insnlen"],
         &[
             "-F",
             "ip,sym,symoff,dso,addr,phys_addr,data_page_size,code_page_size",

@@ -148,9 +148,14 @@ pub enum OutField {
     BrStackSym,
     /// The branch stack with DSO-relative addresses.
     BrStackOff,
+    /// The bytes of the instruction at the sample's address, read from its
+    /// binary.
+    Insn,
+    /// The length of that instruction.
+    InsnLen,
 }
 
-const ALL_FIELDS: [(&str, OutField); 30] = [
+const ALL_FIELDS: [(&str, OutField); 32] = [
     ("comm", OutField::Comm),
     ("tid", OutField::Tid),
     ("pid", OutField::Pid),
@@ -181,6 +186,8 @@ const ALL_FIELDS: [(&str, OutField); 30] = [
     ("brstack", OutField::BrStack),
     ("brstacksym", OutField::BrStackSym),
     ("brstackoff", OutField::BrStackOff),
+    ("insn", OutField::Insn),
+    ("insnlen", OutField::InsnLen),
 ];
 
 impl OutField {
@@ -603,6 +610,8 @@ pub struct ResolvedSample<'s> {
     pub data_src: u64,
     /// The `brstack`, `brstacksym` or `brstackoff` text, when shown.
     pub branches: String,
+    /// The `insnlen` and `insn` text, when shown.
+    pub instruction: String,
     pub phys_addr: u64,
     pub data_page_size: u64,
     pub code_page_size: u64,
@@ -685,6 +694,9 @@ pub struct Session<'f> {
     clock_reference: Option<(u64, u64, i64)>,
     /// `data_src`: the longest one printed so far.
     data_src_width: std::cell::Cell<usize>,
+    /// perf's `native_arch`: the recording's architecture is this
+    /// machine's, so `insn` reads instructions from the binaries here.
+    native_arch: bool,
     /// DSOs a sample's symbol made perf load (see
     /// [`Session::branch_offset`]).
     symbols_loaded: HashSet<DsoId>,
@@ -878,6 +890,19 @@ impl<'f> Session<'f> {
             }
             cfg.fields.insert(tracepoint, f);
         }
+        // perf's cmd_script: a pipe counts as this machine's recording, a
+        // file by its ARCH feature (i386 on x86_64 too).
+        let arch = file
+            .feature(FeatureId::ARCH)
+            .and_then(|f| features::decode(f.id, f.data, f.offset, file.endian()).ok());
+        let native_arch = file.mode() == prec_format::read::Mode::Pipe
+            || match arch {
+                Some(Feature::Arch(arch)) => {
+                    let here = std::env::consts::ARCH;
+                    arch == here || (here == "x86_64" && arch == "i386")
+                }
+                _ => false,
+            };
         // perf_session__check_output_opt: `tod` needs the clock reference.
         let clock_reference = file
             .feature(FeatureId::CLOCK_DATA)
@@ -961,6 +986,7 @@ impl<'f> Session<'f> {
             clock_reference,
             data_src_width: Default::default(),
             symbols_loaded: HashSet::default(),
+            native_arch,
             warnings: field_warnings,
         })
     }
@@ -1451,6 +1477,8 @@ impl<'f> Session<'f> {
                             Some(bs) => self.branch_stack_text(pid, tid, r.cpumode(), bs, fields),
                             None => String::new(),
                         };
+                        let instruction =
+                            self.instruction_text(pid, tid, s.ip.unwrap_or(0), fields);
                         let raw_weight = s.weight.unwrap_or(0);
                         let (weight, ins_lat) = if a.sample_type & st::WEIGHT_STRUCT != 0 {
                             (raw_weight & 0xffff_ffff, (raw_weight >> 32) as u16)
@@ -1478,6 +1506,7 @@ impl<'f> Session<'f> {
                             ins_lat,
                             data_src: s.data_src.unwrap_or(0),
                             branches,
+                            instruction,
                             phys_addr: s.phys_addr.unwrap_or(0),
                             data_page_size: s.data_page_size.unwrap_or(0),
                             code_page_size: s.code_page_size.unwrap_or(0),
@@ -1593,6 +1622,68 @@ impl<'f> Session<'f> {
             );
         }
         out
+    }
+
+    /// perf's `perf_sample__fprintf_insn` for `insnlen` and `insn`.
+    fn instruction_text(&mut self, pid: i32, tid: i32, ip: u64, fields: Fields) -> String {
+        use std::fmt::Write as _;
+        if !fields.has(OutField::Insn) && !fields.has(OutField::InsnLen) {
+            return String::new();
+        }
+        let bytes = self.instruction_at(pid, tid, ip);
+        let mut out = String::new();
+        if fields.has(OutField::InsnLen) {
+            let _ = write!(out, " ilen: {}", bytes.len());
+        }
+        if fields.has(OutField::Insn) && !bytes.is_empty() {
+            out.push_str(" insn:");
+            for b in &bytes {
+                let _ = write!(out, " {b:02x}");
+            }
+        }
+        out
+    }
+
+    /// perf's `arch_fetch_insn` (x86): the instruction at `ip` read from
+    /// the file of its user-space map (kernel code has no file perf reads)
+    /// and decoded for its length; nothing when the recording is of
+    /// another architecture, or the bytes are not an instruction.
+    fn instruction_at(&mut self, pid: i32, tid: i32, ip: u64) -> Vec<u8> {
+        if ip == 0 || !self.native_arch {
+            return Vec::new();
+        }
+        let cpumode = if ip >= 1 << 63 {
+            prec_format::constants::misc::KERNEL
+        } else {
+            prec_format::constants::misc::USER
+        };
+        let frame = self.frame_at(pid, tid, cpumode, ip);
+        let Some(map) = frame.map else {
+            return Vec::new();
+        };
+        let Some(bin) = self.resolver.binary(&self.machine, map.dso) else {
+            return Vec::new();
+        };
+        let Some(file) = self.resolver.symbolizer.binary_bytes(bin) else {
+            return Vec::new();
+        };
+        // perf reads 16 bytes (MAX_INSN) at the address's file offset.
+        let offset = ip.wrapping_sub(map.start).wrapping_add(map.pgoff);
+        let Some(code) = usize::try_from(offset)
+            .ok()
+            .and_then(|start| file.get(start..file.len().min(start.saturating_add(16))))
+        else {
+            return Vec::new();
+        };
+        // ELF's EI_CLASS: 2 is 64-bit.
+        let bitness = if file.get(4) == Some(&2) { 64 } else { 32 };
+        let mut decoder =
+            iced_x86::Decoder::new(bitness, code, iced_x86::DecoderOptions::NO_INVALID_CHECK);
+        let instruction = decoder.decode();
+        if instruction.is_invalid() || instruction.len() > code.len() {
+            return Vec::new();
+        }
+        code[..instruction.len()].to_vec()
     }
 
     /// perf's brstackoff address: `map_ip(addr)`, unless the DSO's
@@ -1866,6 +1957,7 @@ impl<'f> Session<'f> {
             s.push_str(&rs.uregs);
         }
         s.push_str(&rs.branches);
+        s.push_str(&rs.instruction);
         if f.has(OutField::PhysAddr) {
             let _ = write!(s, "{:16x}", rs.phys_addr);
         }
