@@ -107,7 +107,8 @@ pub struct ScriptArgs {
     pub data: PerfDataArgs,
     /// Fields: comm,tid,pid,time,cpu,event,ip,sym,symoff,dso,srcline,srccode,period,addr,
     /// misc,weight,ins_lat,phys_addr,data_page_size,code_page_size,iregs,uregs,
-    /// flags,callindent,trace,tod,data_src,brstack,brstacksym,brstackoff,insn,insnlen
+    /// flags,callindent,trace,tod,data_src,brstack,brstacksym,brstackoff,insn,insnlen,
+    /// ipc,synth,metric,bpf-output
     /// (optionally `type:` first, or +field/-field to change the defaults).
     #[arg(short = 'F', long = "fields", allow_hyphen_values = true)]
     pub fields: Option<String>,

@@ -504,6 +504,15 @@ fn bad_field_is_an_error() {
             .arg(own_fixture("hot3-default.data")),
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("CPU"));
+    // Branch-stack disassembly needs an all-branches recording (perf
+    // refuses it so too).
+    let out = run_fail(
+        prec()
+            .args(["script", "-F", "+brstackinsn", "-i"])
+            .arg(own_fixture("hot3-default.data")),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("non all-branch filter set"), "{stderr}");
     // Offsets left without symbols (`-sym` keeps the default symoff), as
     // perf refuses them; perf exits non-zero too.
     for fields in ["-sym", "-dso,-sym", "comm,symoff"] {
@@ -619,6 +628,8 @@ fn sample_fields_match_perf_script() {
         &["-F", "+data_src"],
         &["-F", "ip,sym,insnlen,insn"],
         &["-F", "+insn,+insnlen"],
+        // Fields perf fills only for other recordings (Intel PT, metrics).
+        &["-F", "+ipc,+synth,+metric"],
         &[
             "-F",
             "ip,sym,symoff,dso,addr,phys_addr,data_page_size,code_page_size",

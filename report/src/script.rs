@@ -153,9 +153,24 @@ pub enum OutField {
     Insn,
     /// The length of that instruction.
     InsnLen,
+    /// Instructions per cycle of a branch-trace sample; nothing for the
+    /// samples perf records (only its Intel PT decoder fills them in).
+    Ipc,
+    /// A synthesized (Intel PT) event's payload; nothing for the others.
+    Synth,
+    /// Metrics of `-M` event groups; nothing for events without them.
+    Metric,
+    /// A `bpf-output` event's data (refused where there is one: not
+    /// implemented).
+    BpfOutput,
+    /// The instructions between branches of a branch stack (refused as
+    /// perf refuses it without an all-branches filter; not implemented
+    /// with one).
+    BrStackInsn,
+    BrStackInsnLen,
 }
 
-const ALL_FIELDS: [(&str, OutField); 32] = [
+const ALL_FIELDS: [(&str, OutField); 38] = [
     ("comm", OutField::Comm),
     ("tid", OutField::Tid),
     ("pid", OutField::Pid),
@@ -188,10 +203,16 @@ const ALL_FIELDS: [(&str, OutField); 32] = [
     ("brstackoff", OutField::BrStackOff),
     ("insn", OutField::Insn),
     ("insnlen", OutField::InsnLen),
+    ("ipc", OutField::Ipc),
+    ("synth", OutField::Synth),
+    ("metric", OutField::Metric),
+    ("bpf-output", OutField::BpfOutput),
+    ("brstackinsn", OutField::BrStackInsn),
+    ("brstackinsnlen", OutField::BrStackInsnLen),
 ];
 
 impl OutField {
-    fn bit(self) -> u32 {
+    fn bit(self) -> u64 {
         1 << (self as u32)
     }
 
@@ -206,7 +227,7 @@ impl OutField {
 
 /// A set of [`OutField`]s.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Fields(u32);
+pub struct Fields(u64);
 
 impl Fields {
     pub fn has(self, f: OutField) -> bool {
@@ -477,22 +498,35 @@ fn parse_fields_arg(s: &str) -> Result<FieldConfig, String> {
     // tracepoints; perf names the types past hardware-cache "unknown",
     // its raw, breakpoint, synthesized and other outputs).
     let all_types = types.len() > 1;
+    // `bpf-output` is valid for software events and tracepoints.
     let ignored = |t: OutType, field: OutField| {
-        all_types && field == OutField::Trace && t != OutType::Tracepoint
+        all_types
+            && match field {
+                OutField::Trace => t != OutType::Tracepoint,
+                OutField::BpfOutput => t != OutType::Software && t != OutType::Tracepoint,
+                _ => false,
+            }
     };
     if all_types {
         for it in &items {
             let name = it.trim_start_matches(['+', '-']);
-            if parse_field(name) == Ok(OutField::Trace) {
-                for kind in [
-                    "hardware",
-                    "software",
-                    "hardware-cache",
-                    "unknown",
-                    "unknown",
-                    "unknown",
-                    "unknown",
-                ] {
+            let Ok(field) = parse_field(name) else {
+                continue;
+            };
+            if field != OutField::Trace && field != OutField::BpfOutput {
+                continue;
+            }
+            let kinds = [
+                (OutType::Hardware, "hardware"),
+                (OutType::Software, "software"),
+                (OutType::HwCache, "hardware-cache"),
+                (OutType::Raw, "unknown"),
+                (OutType::Breakpoint, "unknown"),
+                (OutType::Other, "unknown"),
+                (OutType::Other, "unknown"),
+            ];
+            for (t, kind) in kinds {
+                if ignored(t, field) {
                     cfg.warnings
                         .push(format!("'{name}' not valid for {kind} events. Ignoring."));
                 }
@@ -903,6 +937,37 @@ impl<'f> Session<'f> {
                 }
                 _ => false,
             };
+        let asked = |field: OutField| {
+            attrs
+                .iter()
+                .any(|a| cfg.get(out_type(a.attr.type_)).has(field))
+        };
+        // perf's check for the branch-stack disassembly: it needs every
+        // branch; prec does not disassemble them at all.
+        if asked(OutField::BrStackInsn) || asked(OutField::BrStackInsnLen) {
+            const BRANCH_ANY: u64 = 1 << 3;
+            let all_branches = attrs
+                .iter()
+                .fold(0, |bits, a| bits | a.attr.branch_sample_type)
+                & BRANCH_ANY
+                != 0;
+            return Err(ScriptError(if all_branches {
+                "brstackinsn and brstackinsnlen (disassembled branch stacks) are not supported by prec script".into()
+            } else {
+                "Display of branch stack assembler requested, but non all-branch filter set\nHint: run 'perf record -b ...'".into()
+            }));
+        }
+        // A bpf-output event (software event 10) would print its data.
+        let bpf_output_event = attrs.iter().any(|a| {
+            a.attr.type_ == attr_type::SOFTWARE
+                && a.attr.config == 10
+                && cfg.get(OutType::Software).has(OutField::BpfOutput)
+        });
+        if bpf_output_event {
+            return Err(ScriptError(
+                "bpf-output data is not supported by prec script".into(),
+            ));
+        }
         // perf_session__check_output_opt: `tod` needs the clock reference.
         let clock_reference = file
             .feature(FeatureId::CLOCK_DATA)
@@ -916,10 +981,7 @@ impl<'f> Session<'f> {
                 }
                 _ => None,
             });
-        let tod = attrs
-            .iter()
-            .any(|a| cfg.get(out_type(a.attr.type_)).has(OutField::Tod));
-        if tod && clock_reference.is_none() {
+        if asked(OutField::Tod) && clock_reference.is_none() {
             return Err(ScriptError(
                 "Can't provide 'tod' time, missing clock data. Please record with -k/--clockid option."
                     .into(),
