@@ -1515,6 +1515,41 @@ pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
     pass(options, &late)
 }
 
+/// Whether one of the replay tables that find samples by their raw bytes
+/// (see [`crate::replay`]) pays. Its lookups and stored keys cost about
+/// what its hits save, so one that finds fewer than a third of the samples
+/// it is asked for is turned off (call chains of a program without frame
+/// pointers, whose garbage return addresses rarely repeat exactly). A
+/// sample no table finds is resolved in full: the output stays the same.
+struct TableUse {
+    lookups: u32,
+    hits: u32,
+    on: bool,
+}
+
+/// Lookups after which [`TableUse`] decides.
+const TABLE_TRIAL: u32 = 2048;
+
+impl Default for TableUse {
+    fn default() -> Self {
+        TableUse {
+            lookups: 0,
+            hits: 0,
+            on: true,
+        }
+    }
+}
+
+impl TableUse {
+    fn looked_up(&mut self, hit: bool) {
+        self.lookups += 1;
+        self.hits += hit as u32;
+        if self.lookups == TABLE_TRIAL && self.hits * 3 < self.lookups {
+            self.on = false;
+        }
+    }
+}
+
 /// [`build`], with the comm each of `late_names`' threads gets from its
 /// first sample on.
 fn build_naming(
@@ -1752,6 +1787,8 @@ fn build_naming(
         None
     };
     let mut replay = SampleReplay::default();
+    let mut raw_table = TableUse::default();
+    let mut tail_table = TableUse::default();
     let mut evswitch = options.evswitch.clone();
     let cpu_utilization = options.cpu_utilization;
     let mode_periods = || cpu_utilization.then(Box::<ModePeriods>::default);
@@ -1927,7 +1964,7 @@ fn build_naming(
                         replay_kernel_epoch = machine.kernel_epoch;
                         replay.invalidate(None);
                     }
-                    if replay_on && !crate::callchain::can_unwind(a, &s) {
+                    if replay_on && raw_table.on && !crate::callchain::can_unwind(a, &s) {
                         let chain = match &s.callchain {
                             Some(c) if cg_on || want_parent => c.as_bytes(),
                             _ => &[],
@@ -1949,6 +1986,7 @@ fn build_naming(
                             },
                         ) {
                             Ok(outcome) => {
+                                raw_table.looked_up(true);
                                 quality.samples += 1;
                                 quality.no_map += outcome.no_map as u64;
                                 if let Some(i) = outcome.resolved {
@@ -1966,6 +2004,7 @@ fn build_naming(
                                 continue;
                             }
                             Err(pending) => {
+                                raw_table.looked_up(false);
                                 // Its copies so far counted where its walks
                                 // went then.
                                 if let Some(stale) = pending.stale() {
@@ -2001,6 +2040,7 @@ fn build_naming(
                     // Nor where resolving the ip moved the kernel's map: the
                     // table's epoch would not say so until the next sample.
                     if tail_on
+                        && tail_table.on
                         && raw_pending.is_some()
                         && (sym.is_some() || !need_sym)
                         && machine.kernel_epoch == replay_kernel_epoch
@@ -2018,6 +2058,9 @@ fn build_naming(
                             ],
                             (&hists, &cg_frames),
                         );
+                        if let Some(found) = &found {
+                            tail_table.looked_up(found.is_ok());
+                        }
                         match found {
                             Some(Ok(i)) => {
                                 count_replayed(
