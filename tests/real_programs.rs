@@ -1021,7 +1021,8 @@ fn tracepoint_errors() {
 
 /// A symbol longer than perf's 1024-byte header buffer (Rust's generic
 /// instances get that long): perf cuts that column's header there, not
-/// its rows.
+/// its rows; and its call-graph lines (graph, flat, folded) at 1023 bytes
+/// of the name.
 #[test]
 fn symbol_longer_than_perfs_header_buffer() {
     let Some(gcc) = which("gcc").filter(|_| require_perf_record()) else {
@@ -1035,13 +1036,31 @@ fn symbol_longer_than_perfs_header_buffer() {
          {{ for (unsigned long i = 0; i < n; i++) sink += i; }}\n\
          int main(void) {{ {name}(300000000UL); return 0; }}\n"
     );
-    let exe = compile_c(&gcc, &dir, &source, "longname", &["-O1"], &[]);
+    let flags = ["-O1", "-fno-omit-frame-pointer"];
+    let exe = compile_c(&gcc, &dir, &source, "longname", &flags, &[]);
     let files = record_both(&dir, "longname", &["-F", "999"], &[path_str(&exe)]);
     let rows = report_stdio(prec(), &files[1], Input::File, &["--sort", "sym"]);
     assert!(rows.contains(&name), "no {name} in prec's report:\n{rows}");
     check(
         &files,
         &[&[], &["--sort", "sym"], &["--sort", "comm,dso,sym", "-n"]],
+    );
+    let files = record_both(&dir, "longname-g", &["-F", "999", "-g"], &[path_str(&exe)]);
+    let graph = report_stdio(perf(), &files[0], Input::File, &["--sort", "sym"]);
+    assert!(
+        graph
+            .lines()
+            .any(|l| l.contains("--long_x") || l.trim_start().starts_with("long_x")),
+        "no call-graph line of {name} in perf's report:\n{graph}"
+    );
+    check(
+        &files,
+        &[
+            &["--sort", "sym"],
+            &["--sort", "sym", "-g", "folded"],
+            &["--sort", "sym", "-g", "flat"],
+            &["--no-children", "--sort", "sym", "-g", "caller"],
+        ],
     );
 }
 

@@ -100,6 +100,21 @@ struct Namer<'a>(&'a ReportData);
 
 impl callgraph::Namer for Namer<'_> {
     fn name(&self, f: &callgraph::FrameInfo, key: callgraph::Key) -> String {
+        let mut name = self.full_name(f, key);
+        // perf formats it into a 1024-byte buffer.
+        if name.len() > PERF_HEADER_FIELD_MAX {
+            let mut end = PERF_HEADER_FIELD_MAX;
+            while !name.is_char_boundary(end) {
+                end -= 1;
+            }
+            name.truncate(end);
+        }
+        name
+    }
+}
+
+impl Namer<'_> {
+    fn full_name(&self, f: &callgraph::FrameInfo, key: callgraph::Key) -> String {
         let d = self.0;
         match f.sym {
             Some(s) => {
