@@ -183,7 +183,7 @@ pub fn describe(data_src: u64) -> String {
         lock(data_src),
         blocked(data_src)
     );
-    cut(&mut out, 99);
+    crate::truncate_bytes(&mut out, 99);
     out
 }
 
@@ -191,18 +191,8 @@ pub fn describe(data_src: u64) -> String {
 /// then [`describe`], cut at 99 bytes.
 pub fn script_field(data_src: u64) -> String {
     let mut out = format!("{data_src:16x} {}", describe(data_src));
-    cut(&mut out, 99);
+    crate::truncate_bytes(&mut out, 99);
     out
-}
-
-fn cut(s: &mut String, max: usize) {
-    if s.len() > max {
-        let mut end = max;
-        while !s.is_char_boundary(end) {
-            end -= 1;
-        }
-        s.truncate(end);
-    }
 }
 
 #[cfg(test)]

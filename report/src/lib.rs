@@ -23,3 +23,15 @@ pub mod tasks;
 pub mod time_ranges;
 pub mod tracepoint;
 pub mod unwind;
+
+/// Cuts `s` to at most `max` bytes (at a character boundary), as perf's
+/// fixed-size `snprintf` buffers cut what it prints.
+pub(crate) fn truncate_bytes(s: &mut String, max: usize) {
+    if s.len() > max {
+        let mut end = max;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s.truncate(end);
+    }
+}

@@ -102,13 +102,7 @@ impl callgraph::Namer for Namer<'_> {
     fn name(&self, f: &callgraph::FrameInfo, key: callgraph::Key) -> String {
         let mut name = self.full_name(f, key);
         // perf formats it into a 1024-byte buffer.
-        if name.len() > PERF_HEADER_FIELD_MAX {
-            let mut end = PERF_HEADER_FIELD_MAX;
-            while !name.is_char_boundary(end) {
-                end -= 1;
-            }
-            name.truncate(end);
-        }
+        crate::truncate_bytes(&mut name, PERF_HEADER_FIELD_MAX);
         name
     }
 }

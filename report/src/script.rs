@@ -732,8 +732,8 @@ pub struct Session<'f> {
     /// machine's, so `insn` reads instructions from the binaries here.
     native_arch: bool,
     /// DSOs a sample's symbol made perf load (see
-    /// [`Session::branch_offset`]).
-    symbols_loaded: HashSet<DsoId>,
+    /// [`Session::branch_offset`]); kept only when brstackoff is shown.
+    symbols_loaded: Option<HashSet<DsoId>>,
     /// Problems to report on stderr.
     pub warnings: Vec<String>,
 }
@@ -987,6 +987,7 @@ impl<'f> Session<'f> {
                     .into(),
             ));
         }
+        let symbols_loaded = asked(OutField::BrStackOff).then(HashSet::default);
         let field_warnings: Vec<String> = std::mem::take(&mut cfg.warnings)
             .into_iter()
             .chain(file.warnings().iter().cloned())
@@ -1047,7 +1048,7 @@ impl<'f> Session<'f> {
             printed_times: Default::default(),
             clock_reference,
             data_src_width: Default::default(),
-            symbols_loaded: HashSet::default(),
+            symbols_loaded,
             native_arch,
             warnings: field_warnings,
         })
@@ -1448,8 +1449,8 @@ impl<'f> Session<'f> {
                         let frame = self.make_frame(&cf, src);
                         // perf's machine__resolve looks the sample's symbol
                         // up whatever the fields, loading its DSO.
-                        if let Some(map) = cf.map {
-                            self.symbols_loaded.insert(map.dso);
+                        if let (Some(loaded), Some(map)) = (&mut self.symbols_loaded, cf.map) {
+                            loaded.insert(map.dso);
                         }
                         let chain = if self.use_callchain(a) && fields.has(OutField::Ip) {
                             let max_stack = self.opts.max_stack.unwrap_or(PERF_MAX_STACK_DEPTH);
@@ -1499,8 +1500,9 @@ impl<'f> Session<'f> {
                                 }
                                 self.unwinder = Some(unw);
                             }
-                            self.symbols_loaded
-                                .extend(buf.iter().filter_map(|f| f.map).map(|m| m.dso));
+                            if let Some(loaded) = &mut self.symbols_loaded {
+                                loaded.extend(buf.iter().filter_map(|f| f.map).map(|m| m.dso));
+                            }
                             let v: Vec<Frame> =
                                 buf.iter().map(|f| self.make_frame(f, src)).collect();
                             self.chain_buf = buf;
@@ -1596,7 +1598,6 @@ impl<'f> Session<'f> {
         Ok(())
     }
 
-    /// `addr` of thread `pid`/`tid` in `cpumode` resolved to a frame.
     /// perf's `thread__find_map_fb`: the frame at `addr` in the maps of
     /// `cpumode`, else in those of the address's half.
     fn frame_at_fb(&mut self, pid: i32, tid: i32, cpumode: u16, addr: u64) -> ChainFrame {
@@ -1764,7 +1765,10 @@ impl<'f> Session<'f> {
             // map_ip is the usual one.
             DsoKind::Jit => addr.wrapping_sub(map.start).wrapping_add(map.pgoff),
             DsoKind::User | DsoKind::Vdso
-                if self.symbols_loaded.contains(&map.dso)
+                if self
+                    .symbols_loaded
+                    .as_ref()
+                    .is_some_and(|l| l.contains(&map.dso))
                     && self
                         .resolver
                         .symbolizer
@@ -1777,6 +1781,7 @@ impl<'f> Session<'f> {
         }
     }
 
+    /// `addr` of thread `pid`/`tid` in `cpumode` resolved to a frame.
     fn frame_at(&mut self, pid: i32, tid: i32, cpumode: u16, addr: u64) -> ChainFrame {
         self.cc.frame(
             &mut self.machine,
