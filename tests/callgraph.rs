@@ -230,12 +230,14 @@ fn prec_recording_matches_perf_and_perf_recording() {
             "perf recording lacks {want}: {theirs:?}"
         );
     }
-    // With --children, both recordings have the same entries above 1%.
+    // With --children, both recordings have the same user entries above
+    // 2%: the smallest paths take about 10% of a run, and a loaded machine
+    // has halved one of them.
     let entries = |f: &Path| -> BTreeSet<String> {
         report(
             prec(),
             f,
-            &["--children", "-g", "none", "--percent-limit", "5"],
+            &["--children", "-g", "none", "--percent-limit", "2"],
         )
         .lines()
         .filter(|l| l.contains("[.]"))

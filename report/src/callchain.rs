@@ -197,6 +197,8 @@ pub struct Callchains {
     serial: u32,
     /// Per frame of the last [`Self::resolve`], its [`FrameToken`].
     tokens: Vec<FrameToken>,
+    /// The sample's callchain words, read once in the file's byte order.
+    words: Vec<u64>,
 }
 
 /// Names the value of one frame of [`Callchains::resolve`]'s output: two
@@ -275,25 +277,14 @@ impl Callchains {
             let f = Self::resolve_frame(machine, resolver, strings, pid, tid, cpumode, ip);
             return (f, FrameToken::NONE);
         };
-        // Deep chains repeat their outer frames in most samples; a map and
-        // symbol lookup per frame cost more than this one.
-        let key = (epoch, machine.kernel_epoch, pid, tid, cpumode, ip);
-        let slot = {
-            use std::hash::{BuildHasher, Hasher};
-            let mut h = rustc_hash::FxBuildHasher.build_hasher();
-            h.write_u64(ip);
-            h.write_u64(epoch ^ (pid as u32 as u64) << 32 ^ tid as u32 as u64);
-            (h.finish() >> 20) as usize % FRAME_SLOTS
-        };
+        if let Some((f, token)) = self.cached_frame(machine.kernel_epoch, pid, tid, cpumode, ip) {
+            return (*f, token);
+        }
+        let slot = Self::frame_slot(epoch, pid, tid, ip);
         if self.frames.is_empty() {
             self.frames.resize(FRAME_SLOTS, None);
         }
         let token = |serial: u32| FrameToken((serial as u64) << 32 | slot as u64);
-        if let Some((k, f, serial)) = &self.frames[slot] {
-            if *k == key {
-                return (*f, token(*serial));
-            }
-        }
         let f = Self::resolve_frame(machine, resolver, strings, pid, tid, cpumode, ip);
         // Resolving the first kernel frame can load the kernel's symbols
         // and move its map: that frame belongs to the new kernel epoch.
@@ -307,6 +298,36 @@ impl Callchains {
         self.serial = serial;
         self.frames[slot] = Some((key, f, serial));
         (f, token(serial))
+    }
+
+    /// Where [`Self::frames`] keeps a frame.
+    fn frame_slot(epoch: u64, pid: i32, tid: i32, ip: u64) -> usize {
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = rustc_hash::FxBuildHasher.build_hasher();
+        h.write_u64(ip);
+        h.write_u64(epoch ^ (pid as u32 as u64) << 32 ^ tid as u32 as u64);
+        (h.finish() >> 20) as usize % FRAME_SLOTS
+    }
+
+    /// The remembered frame of `ip`, if any, and its token. Deep chains
+    /// repeat their outer frames in most samples; a map and symbol lookup
+    /// per frame cost more than this one.
+    fn cached_frame(
+        &self,
+        kernel_epoch: u32,
+        pid: i32,
+        tid: i32,
+        cpumode: u16,
+        ip: u64,
+    ) -> Option<(&ChainFrame, FrameToken)> {
+        let epoch = self.epoch?;
+        let slot = Self::frame_slot(epoch, pid, tid, ip);
+        match self.frames.get(slot) {
+            Some(Some((k, f, serial))) if *k == (epoch, kernel_epoch, pid, tid, cpumode, ip) => {
+                Some((f, FrameToken((*serial as u64) << 32 | slot as u64)))
+            }
+            _ => None,
+        }
     }
 
     /// Lets [`Self::frame`] remember what addresses resolve to until
@@ -534,6 +555,16 @@ impl Ctx<'_> {
     /// perf's `add_callchain_ip` (or `unwind_entry` when `unwound`) for a
     /// real address.
     fn add(&mut self, cpumode: u16, ip: u64, unwound: bool) {
+        if !unwound {
+            let cached =
+                self.cc
+                    .cached_frame(self.machine.kernel_epoch, self.pid, self.tid, cpumode, ip);
+            if let Some((f, token)) = cached {
+                self.out.push(*f);
+                self.cc.tokens.push(token);
+                return;
+            }
+        }
         let (mut f, token) = self.cc.remembered_frame(
             self.machine,
             self.resolver,
@@ -588,8 +619,18 @@ impl Ctx<'_> {
         let Some(chain) = sample.callchain else {
             return true;
         };
+        let mut words = std::mem::take(&mut self.cc.words);
+        words.clear();
+        words.extend(chain.iter());
+        let ok = self.chain_words(&words);
+        self.cc.words = words;
+        ok
+    }
+
+    /// [`Self::sample_chain`] of the callchain `chain`.
+    fn chain_words(&mut self, chain: &[u64]) -> bool {
         let nr = chain.len();
-        let get = |i: usize| chain.get(i).unwrap_or(0);
+        let get = |i: usize| chain[i];
         let mut cpumode = misc::USER;
         // find_prev_cpumode: the nearest marker before index `ent`.
         let prev_mode = |ent: usize, cpumode: &mut u16| -> bool {
