@@ -1746,18 +1746,13 @@ fn build_naming(
     let mut unwinder = crate::unwind::DwarfUnwinder::new();
     let mut chain: Vec<ChainFrame> = Vec::new();
     let mut fids: Vec<CursorFrame> = Vec::new();
-    // perf's he_cache, by entry: a u32 compares faster than a key.
-    let mut he_cache: Vec<u32> = Vec::new();
-    let mut pins: Vec<(u32, IpSpan)> = Vec::new();
-    // Entries whose call trees the sample's appends reordered.
-    let mut reordered: Vec<(u32, u32)> = Vec::new();
+    let mut scratch = FreshScratch::default();
     let mut replay_ips: Vec<u64> = Vec::new();
     // Per FrameToken slot: a remembered frame's call-graph frame and
     // replay frame id (NO_FRAME_ID until known), which a frame's
     // resolution alone decides.
     let mut frame_memo: Vec<(FrameToken, CursorFrame, u32)> = Vec::new();
     let mut frame_tokens: Vec<FrameToken> = Vec::new();
-    let mut walk_memo = WalkMemo::default();
     let mut cg_frames = Frames::default();
     let mut callchain_period = vec![0u64; attrs.len()];
     let tree_keys = perf_tree_keys(&options.sort, false) && !cg_on && !options.branch_mode;
@@ -1794,8 +1789,6 @@ fn build_naming(
     let mode_periods = || cpu_utilization.then(Box::<ModePeriods>::default);
     let mut replay_kernel_epoch = machine.kernel_epoch;
     let mut sample_reads = crate::sample_read::SampleReads::default();
-    let mut effects: Vec<Effect> = Vec::new();
-    let mut checks: Vec<Check> = Vec::new();
     let mut replay_key: Vec<u64> = Vec::new();
     let mut replay_frames: Vec<u32> = Vec::new();
     let replay_cpu = want(SortKey::Cpu) || want(SortKey::Socket);
@@ -2535,297 +2528,83 @@ fn build_naming(
                             pending
                         }
                     };
-                    effects.clear();
-                    checks.clear();
-                    pins.clear();
-                    let mut replayable = true;
-                    reordered.clear();
-                    let h = &mut hists[ai];
-                    h.nr_samples += 1;
-                    h.total_period += period;
-                    if tree_keys {
-                        h.hits.push((idx as u32, r.cpumode(), period));
-                    }
-                    let e = &mut h.entries[idx];
-                    e.period += period;
-                    e.nr_samples += 1;
-                    e.add_mode_period(r.cpumode(), period);
-                    let mut own = Effect {
-                        entry: idx as u32,
-                        own: true,
-                        acc: false,
-                        cpumode: r.cpumode() as u8,
-                        level: loc.level,
-                        node: NO_NODE,
-                    };
-                    if cg_on {
-                        if cgp.enabled {
-                            callchain_period[ai] += period;
-                        }
-                        let h = &mut hists[ai];
-                        let cg = h.entries[idx].cg.get_or_insert_with(Default::default);
-                        if cgp.children {
-                            cg.acc_period += period;
-                            cg.acc_count += 1;
-                            own.acc = true;
-                        }
-                        if cgp.enabled {
-                            walk_memo.start((ai as u64) << 32 | loc.thread.0 as u64, &fids);
-                        }
-                        if cgp.enabled && s.callchain.is_some() {
-                            let a = append_memoized(
-                                &mut cg.tree,
-                                &mut walk_memo,
-                                (OWN, idx as u32),
-                                &fids,
-                                period,
-                                (cgp.key, &cg_frames, &strings),
-                                (&mut checks, &mut pins),
-                            );
-                            own.node = a.node.unwrap_or(NO_NODE);
-                            replayable &= a.replayable;
-                            if a.changed_mixed {
-                                replay.trees_changed();
-                            }
-                            if a.reorders {
-                                let nodes = cg.tree.reordered().iter();
-                                reordered.extend(nodes.map(|&n| (idx as u32, n)));
-                            }
-                        }
-                        if cgp.children {
-                            he_cache.clear();
-                            he_cache.push(idx as u32);
-                            // fill_callchain_info keeps the level of the last
-                            // frame with a map for frames without one.
-                            let mut level = loc.level;
-                            for (i, f) in chain.iter().enumerate() {
-                                if f.map.is_some() {
-                                    level = if f.cpumode == prec_format::constants::misc::KERNEL {
-                                        b'k'
-                                    } else {
-                                        b'.'
-                                    };
-                                }
-                                // perf's children entries: he->srcline is the
-                                // callchain node's (NULL with `-g ...,function`),
-                                // else map__srcline() of the raw ip, which misses
-                                // for user DSOs and falls back to sym+offset.
-                                let csrc = if need_src {
-                                    match f.map {
-                                        // DWARF-unwound entries carry their
-                                        // srcline (perf's unwind_entry).
-                                        Some(_) if f.unwound => (
-                                            Some(callchains.srcline(
-                                                &machine,
-                                                &mut resolver,
-                                                &mut strings,
-                                                f,
-                                            )),
-                                            None,
-                                        ),
-                                        Some(_) if cgp.key != crate::callgraph::Key::Function => (
-                                            chain_srcline(
-                                                cgp.key,
-                                                &mut callchains,
-                                                &machine,
-                                                &mut resolver,
-                                                &mut strings,
-                                                f,
-                                            ),
-                                            None,
-                                        ),
-                                        Some(m) if m.identity => resolver.srcline(
-                                            &machine,
-                                            &mut strings,
-                                            &m,
-                                            f.ip,
-                                            f.addr,
-                                            f.sym,
-                                        ),
-                                        Some(m) => {
-                                            let s = match f.sym {
-                                                Some(id) => {
-                                                    let sy = &resolver.syms[id.0 as usize];
-                                                    format!(
-                                                        "{}+{}",
-                                                        strings.get(sy.name),
-                                                        f.ip.wrapping_sub(sy.start)
-                                                    )
-                                                }
-                                                None => format!(
-                                                    "{}[{:x}]",
-                                                    machine.dsos.get(m.dso).short_name,
-                                                    f.ip
-                                                ),
-                                            };
-                                            (Some(strings.intern(&s)), None)
-                                        }
-                                        None => (Some(strings.intern("??:0")), None),
-                                    }
-                                } else {
-                                    (None, None)
-                                };
-                                let fdso =
-                                    dso_name_id(&mut dso_names, &mut strings, &machine, f.map)
-                                        .map_or(0, |n| n + 1);
-                                let mut ck = Key::default();
-                                for k in &options.sort {
-                                    match k {
-                                        SortKey::Comm => ck.comm = loc.comm.0,
-                                        SortKey::Pid | SortKey::Tid => ck.tid = th_tid,
-                                        SortKey::Dso => ck.dso = fdso,
-                                        SortKey::Sym | SortKey::SymOff | SortKey::IpcNull => {
-                                            match f.sym {
-                                                Some(id) => ck.sym = id.0 + 1,
-                                                None => ck.addr = f.ip,
-                                            }
-                                            if *k == SortKey::SymOff {
-                                                ck.addr = f.ip;
-                                            }
-                                            if f.sym.is_some()
-                                                || *k == SortKey::SymOff
-                                                || tree_graphs
-                                            {
-                                                ck.dso = fdso;
-                                            }
-                                        }
-                                        SortKey::Cpu => ck.cpu = cpu,
-                                        SortKey::Cgroup => ck.cgroup = cgroup,
-                                        SortKey::CgroupId => ck.cgroup_ns = cgroup_ns,
-                                        SortKey::Socket => ck.socket = socket,
-                                        SortKey::Time => ck.time = time_bucket,
-                                        SortKey::Parent => {
-                                            ck.parent = parent.map_or(0, |p| p.0 + 1)
-                                        }
-                                        SortKey::Srcline => {
-                                            ck.srcline = csrc.0.map_or(0, |s| s.0 + 1)
-                                        }
-                                        SortKey::Srcfile => {
-                                            ck.srcfile = csrc.1.map_or(0, |s| s.0 + 1)
-                                        }
-                                        SortKey::Trace => ck.trace = key.trace,
-                                        SortKey::SymSize => {
-                                            ck.sym_size = sym_size(&resolver.syms, f.sym)
-                                        }
-                                        SortKey::DsoSize => ck.dso_size = map_size(f.map),
-                                        _ => {}
-                                    }
-                                }
-                                // perf's he_tmp lacks the socket, the time
-                                // and the cgroup: with those keys only
-                                // socket 0 / time 0 / cgroup 0 entries
-                                // match, and the others add each frame's
-                                // period again.
-                                let no_dedup = (socket != 0 && want(SortKey::Socket))
-                                    || (time_bucket != 0 && want(SortKey::Time))
-                                    || (cgroup != 0 && want(SortKey::Cgroup))
-                                    || (cgroup_ns != (0, 0) && want(SortKey::CgroupId));
-                                let n = h.entries.len();
-                                let cidx = *h.index.entry(ck).or_insert(n);
-                                if !no_dedup && he_cache.contains(&(cidx as u32)) {
-                                    continue;
-                                }
-                                he_cache.push(cidx as u32);
-                                if cidx == n {
-                                    h.entries.push(Entry {
-                                        level,
-                                        map: f.map,
-                                        addr: f.ip,
-                                        sym: f.sym,
-                                        srcline: csrc.0,
-                                        srcfile: csrc.1,
-                                        trace,
-                                        cpu,
-                                        cgroup,
-                                        cgroup_ns,
-                                        time: time_bucket,
-                                        socket,
-                                        parent,
-                                        filtered,
-                                        mode_periods: mode_periods(),
-                                        ..Entry::blank(loc.thread, loc.comm)
-                                    });
-                                }
-                                let cg = h.entries[cidx].cg.get_or_insert_with(Default::default);
-                                cg.acc_period += period;
-                                cg.acc_count += 1;
-                                let mut node = NO_NODE;
-                                if cgp.enabled {
-                                    let a = append_memoized(
-                                        &mut cg.tree,
-                                        &mut walk_memo,
-                                        (i, cidx as u32),
-                                        &fids,
-                                        period,
-                                        (cgp.key, &cg_frames, &strings),
-                                        (&mut checks, &mut pins),
-                                    );
-                                    node = a.node.unwrap_or(NO_NODE);
-                                    replayable &= a.replayable;
-                                    if a.changed_mixed {
-                                        replay.trees_changed();
-                                    }
-                                    if a.reorders {
-                                        let nodes = cg.tree.reordered().iter();
-                                        reordered.extend(nodes.map(|&n| (cidx as u32, n)));
-                                    }
-                                }
-                                effects.push(Effect {
-                                    entry: cidx as u32,
-                                    own: false,
-                                    acc: true,
-                                    cpumode: 0,
-                                    level,
-                                    node,
-                                });
-                            }
-                        }
-                        if cgp.enabled {
-                            walk_memo.finish();
-                        }
-                    }
-                    effects.push(own);
-                    if tree_graphs {
-                        let g = &mut hists[ai].graph_effects;
-                        let start = g.len() as u32;
-                        // perf adds the sample's own entry first.
-                        g.push(own);
-                        g.extend_from_slice(&effects[..effects.len() - 1]);
-                        graph_log.push(GraphLog::Fresh(
-                            ai,
-                            start,
-                            g.len() as u32,
-                            period,
-                            loc.thread,
-                        ));
-                    }
-                    for &(entry, node) in &reordered {
-                        replay.reordered(ai, entry, node);
-                    }
-                    if !replayable {
-                        // Applied above; copies must walk the trees again.
-                        continue;
-                    }
-                    // One span per frame: where its walks all go the same way.
-                    pins.sort_unstable_by_key(|&(frame, _)| frame);
-                    pins.dedup_by(|later, first| {
-                        let same = later.0 == first.0;
-                        if same {
-                            first.1 = first.1.intersect(later.1);
-                        }
-                        same
-                    });
                     let stale = resolved_pending
                         .stale()
                         .or(raw_pending.as_ref().and_then(|p| p.stale()));
-                    let resolved = replay.remember_resolved(
-                        resolved_pending,
+                    let frames = if cg_on {
+                        frame_seeds(
+                            &chain,
+                            &fids,
+                            Seeder {
+                                machine: &machine,
+                                resolver: &mut resolver,
+                                strings: &mut strings,
+                                callchains: &mut callchains,
+                                dso_names: &mut dso_names,
+                            },
+                            &SeedParams {
+                                sort: &options.sort,
+                                children: cgp.children,
+                                key: cgp.key,
+                                need_src,
+                                tree_graphs,
+                            },
+                            &OwnSeed {
+                                level: loc.level,
+                                comm: loc.comm,
+                                tid: th_tid,
+                                cpu,
+                                cgroup,
+                                cgroup_ns,
+                                socket,
+                                time: time_bucket,
+                                parent,
+                                trace: key.trace,
+                            },
+                        )
+                    } else {
+                        Vec::new()
+                    };
+                    let res = Resolution {
                         ai,
-                        cg_on && cgp.enabled,
-                        &effects,
-                        &checks,
-                        &pins,
-                        stale,
+                        cpumode: r.cpumode(),
+                        has_callchain: s.callchain.is_some(),
+                        level: loc.level,
+                        comm: loc.comm,
+                        trace,
+                        parent,
+                        filtered,
+                        frames,
+                    };
+                    let values = SampleValues {
+                        period,
+                        thread: loc.thread,
+                        cpu,
+                        cgroup,
+                        cgroup_ns,
+                        socket,
+                        time: time_bucket,
+                    };
+                    let resolved = fresh(
+                        &mut scratch,
+                        Pass {
+                            hists: &mut hists,
+                            replay: &mut replay,
+                            callchain_period: &mut callchain_period,
+                            graph_log: &mut graph_log,
+                        },
+                        (&res, &values, &replay_ips, idx),
+                        (resolved_pending, stale),
+                        &FreshParams {
+                            cgp: &cgp,
+                            frames: &cg_frames,
+                            strings: &strings,
+                            sort: &options.sort,
+                            cg_on,
+                            tree_keys,
+                            tree_graphs,
+                            cpu_utilization,
+                        },
                     );
                     if let (Some(pending), Some(i)) = (raw_pending, resolved) {
                         let outcome = RawOutcome {
@@ -3248,6 +3027,452 @@ impl Trees for HistTrees<'_> {
         self.tree(hists, entry)
             .is_none_or(|t| t.descends_from(node, ancestor))
     }
+}
+
+/// What a resolution of one sample adds to the hists, besides the sample's
+/// own values ([`SampleValues`]): all of it follows from the sample's
+/// resolved key (see [`crate::replay`]), so samples that share the key
+/// share it.
+struct Resolution {
+    /// Index of the event's hists.
+    ai: usize,
+    cpumode: u16,
+    has_callchain: bool,
+    /// The sample's own entry's level, comm, trace output, parent and
+    /// filters (its children entries take the same ones).
+    level: u8,
+    comm: CommId,
+    trace: Option<StrId>,
+    parent: Option<StrId>,
+    filtered: u8,
+    /// The call-graph frames, with call graphs.
+    frames: Vec<FrameSeed>,
+}
+
+/// A call-graph frame of a [`Resolution`]: its frame (at the address of the
+/// sample that made it) and, with `--children`, its entry.
+struct FrameSeed {
+    frame: CursorFrame,
+    key: Key,
+    level: u8,
+    map: Option<Map>,
+    sym: Option<SymId>,
+    srcline: Option<StrId>,
+    srcfile: Option<StrId>,
+}
+
+/// What a sample's entries take from the sample itself (a new entry takes
+/// the first sample's).
+#[derive(Clone, Copy)]
+struct SampleValues {
+    period: u64,
+    thread: ThreadId,
+    cpu: u32,
+    cgroup: u64,
+    cgroup_ns: (u64, u64),
+    socket: i32,
+    time: u64,
+}
+
+/// What [`frame_seeds`] resolves with.
+struct Seeder<'a> {
+    machine: &'a Machine,
+    resolver: &'a mut Resolver,
+    strings: &'a mut Strings,
+    callchains: &'a mut Callchains,
+    dso_names: &'a mut HashMap<DsoId, u32>,
+}
+
+/// The report's options [`frame_seeds`] reads.
+struct SeedParams<'a> {
+    sort: &'a [SortKey],
+    children: bool,
+    key: crate::callgraph::Key,
+    need_src: bool,
+    tree_graphs: bool,
+}
+
+/// What the children entries' keys take from the sample's own entry.
+struct OwnSeed {
+    level: u8,
+    comm: CommId,
+    tid: i32,
+    cpu: u32,
+    cgroup: u64,
+    cgroup_ns: (u64, u64),
+    socket: i32,
+    time: u64,
+    parent: Option<StrId>,
+    /// The own key's trace value.
+    trace: u32,
+}
+
+/// The [`FrameSeed`]s of a sample's resolved call chain `chain` (interned
+/// as `frames`): with `--children`, each frame's entry key as perf's
+/// `iter_add_next_cumulative_entry` makes it.
+fn frame_seeds(
+    chain: &[ChainFrame],
+    frames: &[CursorFrame],
+    seeder: Seeder<'_>,
+    p: &SeedParams<'_>,
+    own: &OwnSeed,
+) -> Vec<FrameSeed> {
+    let Seeder {
+        machine,
+        resolver,
+        strings,
+        callchains,
+        dso_names,
+    } = seeder;
+    let mut seeds = Vec::with_capacity(chain.len());
+    // fill_callchain_info keeps the level of the last frame with a map for
+    // frames without one.
+    let mut level = own.level;
+    for (f, &frame) in chain.iter().zip(frames) {
+        if !p.children {
+            seeds.push(FrameSeed {
+                frame,
+                key: Key::default(),
+                level,
+                map: f.map,
+                sym: f.sym,
+                srcline: None,
+                srcfile: None,
+            });
+            continue;
+        }
+        if f.map.is_some() {
+            level = if f.cpumode == prec_format::constants::misc::KERNEL {
+                b'k'
+            } else {
+                b'.'
+            };
+        }
+        // perf's children entries: he->srcline is the callchain node's
+        // (NULL with `-g ...,function`), else map__srcline() of the raw ip,
+        // which misses for user DSOs and falls back to sym+offset.
+        let csrc = if p.need_src {
+            match f.map {
+                // DWARF-unwound entries carry their srcline (perf's
+                // unwind_entry).
+                Some(_) if f.unwound => (
+                    Some(callchains.srcline(machine, resolver, strings, f)),
+                    None,
+                ),
+                Some(_) if p.key != crate::callgraph::Key::Function => (
+                    chain_srcline(p.key, callchains, machine, resolver, strings, f),
+                    None,
+                ),
+                Some(m) if m.identity => {
+                    resolver.srcline(machine, strings, &m, f.ip, f.addr, f.sym)
+                }
+                Some(m) => {
+                    let s = match f.sym {
+                        Some(id) => {
+                            let sy = &resolver.syms[id.0 as usize];
+                            format!("{}+{}", strings.get(sy.name), f.ip.wrapping_sub(sy.start))
+                        }
+                        None => format!("{}[{:x}]", machine.dsos.get(m.dso).short_name, f.ip),
+                    };
+                    (Some(strings.intern(&s)), None)
+                }
+                None => (Some(strings.intern("??:0")), None),
+            }
+        } else {
+            (None, None)
+        };
+        let fdso = dso_name_id(dso_names, strings, machine, f.map).map_or(0, |n| n + 1);
+        let mut ck = Key::default();
+        for k in p.sort {
+            match k {
+                SortKey::Comm => ck.comm = own.comm.0,
+                SortKey::Pid | SortKey::Tid => ck.tid = own.tid,
+                SortKey::Dso => ck.dso = fdso,
+                SortKey::Sym | SortKey::SymOff | SortKey::IpcNull => {
+                    match f.sym {
+                        Some(id) => ck.sym = id.0 + 1,
+                        None => ck.addr = f.ip,
+                    }
+                    if *k == SortKey::SymOff {
+                        ck.addr = f.ip;
+                    }
+                    if f.sym.is_some() || *k == SortKey::SymOff || p.tree_graphs {
+                        ck.dso = fdso;
+                    }
+                }
+                SortKey::Cpu => ck.cpu = own.cpu,
+                SortKey::Cgroup => ck.cgroup = own.cgroup,
+                SortKey::CgroupId => ck.cgroup_ns = own.cgroup_ns,
+                SortKey::Socket => ck.socket = own.socket,
+                SortKey::Time => ck.time = own.time,
+                SortKey::Parent => ck.parent = own.parent.map_or(0, |p| p.0 + 1),
+                SortKey::Srcline => ck.srcline = csrc.0.map_or(0, |s| s.0 + 1),
+                SortKey::Srcfile => ck.srcfile = csrc.1.map_or(0, |s| s.0 + 1),
+                SortKey::Trace => ck.trace = own.trace,
+                SortKey::SymSize => ck.sym_size = sym_size(&resolver.syms, f.sym),
+                SortKey::DsoSize => ck.dso_size = map_size(f.map),
+                _ => {}
+            }
+        }
+        seeds.push(FrameSeed {
+            frame,
+            key: ck,
+            level,
+            map: f.map,
+            sym: f.sym,
+            srcline: csrc.0,
+            srcfile: csrc.1,
+        });
+    }
+    seeds
+}
+
+/// Scratch space of [`fresh`], kept between samples.
+#[derive(Default)]
+struct FreshScratch {
+    walk_memo: WalkMemo,
+    /// perf's he_cache, by entry: a u32 compares faster than a key.
+    he_cache: Vec<u32>,
+    effects: Vec<Effect>,
+    checks: Vec<Check>,
+    pins: Vec<(u32, IpSpan)>,
+    /// Entries whose call trees the sample's appends reordered.
+    reordered: Vec<(u32, u32)>,
+    frames: Vec<CursorFrame>,
+}
+
+/// What the sample pass adds resolved samples to.
+struct Pass<'p, 'a> {
+    hists: &'p mut [Hists],
+    replay: &'p mut SampleReplay<'a>,
+    callchain_period: &'p mut [u64],
+    graph_log: &'p mut Vec<GraphLog>,
+}
+
+/// The report's options [`fresh`] reads.
+struct FreshParams<'a> {
+    cgp: &'a crate::callgraph::Params,
+    frames: &'a Frames,
+    strings: &'a Strings,
+    sort: &'a [SortKey],
+    cg_on: bool,
+    tree_keys: bool,
+    tree_graphs: bool,
+    cpu_utilization: bool,
+}
+
+/// Adds a sample that no remembered resolution covers to its own entry
+/// (number `idx`, in the hists of `res`) and, with call graphs, its chain
+/// to the entries' call trees, as perf's `hist_entry_iter` does; remembers
+/// what it did under `pending` (see [`SampleReplay::remember_resolved`]).
+/// `ips` are the addresses of the sample's call-graph frames. Returns the
+/// resolved sample's index, `None` when its effects cannot be replayed.
+fn fresh<'a>(
+    scratch: &mut FreshScratch,
+    pass: Pass<'_, 'a>,
+    (res, values, ips, idx): (&Resolution, &SampleValues, &[u64], usize),
+    (pending, stale): (crate::replay::Pending<'a>, Option<u32>),
+    p: &FreshParams<'_>,
+) -> Option<u32> {
+    let FreshScratch {
+        walk_memo,
+        he_cache,
+        effects,
+        checks,
+        pins,
+        reordered,
+        frames: fids,
+    } = scratch;
+    let Pass {
+        hists,
+        replay,
+        callchain_period,
+        graph_log,
+    } = pass;
+    let cgp = p.cgp;
+    let want = |k: SortKey| p.sort.contains(&k);
+    let mode_periods = || p.cpu_utilization.then(Box::<ModePeriods>::default);
+    let ai = res.ai;
+    let period = values.period;
+    effects.clear();
+    checks.clear();
+    pins.clear();
+    reordered.clear();
+    fids.clear();
+    fids.extend(
+        res.frames
+            .iter()
+            .zip(ips)
+            .map(|(f, &ip)| f.frame.with_ip(ip)),
+    );
+    let mut replayable = true;
+    let h = &mut hists[ai];
+    h.nr_samples += 1;
+    h.total_period += period;
+    if p.tree_keys {
+        h.hits.push((idx as u32, res.cpumode, period));
+    }
+    let e = &mut h.entries[idx];
+    e.period += period;
+    e.nr_samples += 1;
+    e.add_mode_period(res.cpumode, period);
+    let mut own = Effect {
+        entry: idx as u32,
+        own: true,
+        acc: false,
+        cpumode: res.cpumode as u8,
+        level: res.level,
+        node: NO_NODE,
+    };
+    if p.cg_on {
+        if cgp.enabled {
+            callchain_period[ai] += period;
+        }
+        let h = &mut hists[ai];
+        let cg = h.entries[idx].cg.get_or_insert_with(Default::default);
+        if cgp.children {
+            cg.acc_period += period;
+            cg.acc_count += 1;
+            own.acc = true;
+        }
+        if cgp.enabled {
+            walk_memo.start((ai as u64) << 32 | values.thread.0 as u64, fids);
+        }
+        if cgp.enabled && res.has_callchain {
+            let a = append_memoized(
+                &mut cg.tree,
+                walk_memo,
+                (OWN, idx as u32),
+                fids,
+                period,
+                (cgp.key, p.frames, p.strings),
+                (&mut *checks, &mut *pins),
+            );
+            own.node = a.node.unwrap_or(NO_NODE);
+            replayable &= a.replayable;
+            if a.changed_mixed {
+                replay.trees_changed();
+            }
+            if a.reorders {
+                let nodes = cg.tree.reordered().iter();
+                reordered.extend(nodes.map(|&n| (idx as u32, n)));
+            }
+        }
+        if cgp.children {
+            he_cache.clear();
+            he_cache.push(idx as u32);
+            for (i, f) in res.frames.iter().enumerate() {
+                // perf's he_tmp lacks the socket, the time and the cgroup:
+                // with those keys only socket 0 / time 0 / cgroup 0 entries
+                // match, and the others add each frame's period again.
+                let no_dedup = (values.socket != 0 && want(SortKey::Socket))
+                    || (values.time != 0 && want(SortKey::Time))
+                    || (values.cgroup != 0 && want(SortKey::Cgroup))
+                    || (values.cgroup_ns != (0, 0) && want(SortKey::CgroupId));
+                let n = h.entries.len();
+                let cidx = *h.index.entry(f.key).or_insert(n);
+                if !no_dedup && he_cache.contains(&(cidx as u32)) {
+                    continue;
+                }
+                he_cache.push(cidx as u32);
+                if cidx == n {
+                    h.entries.push(Entry {
+                        level: f.level,
+                        map: f.map,
+                        addr: ips.get(i).copied().unwrap_or(0),
+                        sym: f.sym,
+                        srcline: f.srcline,
+                        srcfile: f.srcfile,
+                        trace: res.trace,
+                        cpu: values.cpu,
+                        cgroup: values.cgroup,
+                        cgroup_ns: values.cgroup_ns,
+                        time: values.time,
+                        socket: values.socket,
+                        parent: res.parent,
+                        filtered: res.filtered,
+                        mode_periods: mode_periods(),
+                        ..Entry::blank(values.thread, res.comm)
+                    });
+                }
+                let cg = h.entries[cidx].cg.get_or_insert_with(Default::default);
+                cg.acc_period += period;
+                cg.acc_count += 1;
+                let mut node = NO_NODE;
+                if cgp.enabled {
+                    let a = append_memoized(
+                        &mut cg.tree,
+                        walk_memo,
+                        (i, cidx as u32),
+                        fids,
+                        period,
+                        (cgp.key, p.frames, p.strings),
+                        (&mut *checks, &mut *pins),
+                    );
+                    node = a.node.unwrap_or(NO_NODE);
+                    replayable &= a.replayable;
+                    if a.changed_mixed {
+                        replay.trees_changed();
+                    }
+                    if a.reorders {
+                        let nodes = cg.tree.reordered().iter();
+                        reordered.extend(nodes.map(|&n| (cidx as u32, n)));
+                    }
+                }
+                effects.push(Effect {
+                    entry: cidx as u32,
+                    own: false,
+                    acc: true,
+                    cpumode: 0,
+                    level: f.level,
+                    node,
+                });
+            }
+        }
+        if cgp.enabled {
+            walk_memo.finish();
+        }
+    }
+    effects.push(own);
+    if p.tree_graphs {
+        let g = &mut hists[ai].graph_effects;
+        let start = g.len() as u32;
+        // perf adds the sample's own entry first.
+        g.push(own);
+        g.extend_from_slice(&effects[..effects.len() - 1]);
+        graph_log.push(GraphLog::Fresh(
+            ai,
+            start,
+            g.len() as u32,
+            period,
+            values.thread,
+        ));
+    }
+    for &(entry, node) in reordered.iter() {
+        replay.reordered(ai, entry, node);
+    }
+    if !replayable {
+        // Applied above; copies must walk the trees again.
+        return None;
+    }
+    // One span per frame: where its walks all go the same way.
+    pins.sort_unstable_by_key(|&(frame, _)| frame);
+    pins.dedup_by(|later, first| {
+        let same = later.0 == first.0;
+        if same {
+            first.1 = first.1.intersect(later.1);
+        }
+        same
+    });
+    replay.remember_resolved(
+        pending,
+        ai,
+        p.cg_on && cgp.enabled,
+        effects,
+        checks,
+        pins,
+        stale,
+    )
 }
 
 /// Appends the chain from frame `at` on (all of `chain` for [`OWN`]) to
