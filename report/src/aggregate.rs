@@ -611,6 +611,21 @@ impl Strings {
     pub fn get(&self, id: StrId) -> &str {
         self.v.get(id.0 as usize).map_or("", String::as_str)
     }
+
+    /// The strings interned after the first `n`.
+    fn since(&self, n: usize) -> &[String] {
+        self.v.get(n..).unwrap_or(&[])
+    }
+
+    fn len(&self) -> usize {
+        self.v.len()
+    }
+
+    /// Appends strings interned elsewhere (see [`Self::since`]): a copy of
+    /// another table's strings, for [`Self::get`] only.
+    fn extend_copy(&mut self, strings: Vec<String>) {
+        self.v.extend(strings);
+    }
 }
 
 /// A resolved symbol.
@@ -1811,815 +1826,918 @@ fn build_naming(
     let want_cgroup_ns = want(SortKey::CgroupId);
     let mut cgroup_namespaces: HashMap<i32, (u64, u64)> = HashMap::default();
     let mut released = 0u64;
-    for r in records {
-        let Delivered {
-            raw: r,
-            attr_index: attr_idx,
-        } = match r {
-            Ok(r) => r,
-            Err(e) => {
-                warnings.push(format!(
-                    "stopped reading {e}; the report covers the records before it"
-                ));
-                break;
+    // With call graphs, samples are resolved on this thread and added to
+    // the hists on another (see Pipe); PREC_REPORT_SEQUENTIAL=1 does both
+    // here, for comparing the two.
+    let pipelined =
+        cg_on && !options.branch_mode && std::env::var_os("PREC_REPORT_SEQUENTIAL").is_none();
+    let mut added: Option<Adder> = None;
+    std::thread::scope(|scope| {
+        let mut pipe: Option<Pipe> = None;
+        let mut adding = None;
+        if pipelined {
+            let (send, receive) = std::sync::mpsc::sync_channel(PIPE_AHEAD);
+            let adder = Adder {
+                hists: hists.clone(),
+                replay: SampleReplay::default(),
+                callchain_period: callchain_period.clone(),
+                graph_log: Vec::new(),
+                scratch: FreshScratch::default(),
+                frames: Frames::default(),
+                strings: Strings::default(),
+                resolutions: Vec::new(),
+                own_entries: Vec::new(),
+                cgp: cgp.clone(),
+                sort: options.sort.clone(),
+                cg_on,
+                tree_keys,
+                tree_graphs,
+                cpu_utilization,
+            };
+            if let Ok(handle) = std::thread::Builder::new()
+                .name("hists".into())
+                .spawn_scoped(scope, move || adder.run(receive))
+            {
+                pipe = Some(Pipe::new(send));
+                adding = Some(handle);
+                // The raw and tail tables hold the adding thread's outcomes.
+                raw_table.on = false;
+                tail_table.on = false;
             }
-        };
-        let kind = r.header.kind;
-        if r.offset >= released.saturating_add(crate::script::RELEASE_STEP) {
-            if let Some(release) = &options.release {
-                release(r.offset - crate::script::RELEASE_STEP / 2);
-            }
-            released = r.offset;
         }
-        if !kind.is_kernel() {
-            continue;
-        }
-        let attr = attr_idx.map(|i| &attrs[i].attr);
-        let rec = match r.parse(attr) {
-            Ok(rec) => rec,
-            Err(e) => {
-                if kind == RecordType::SAMPLE {
-                    quality.bad_samples += 1;
+        for r in records {
+            let Delivered {
+                raw: r,
+                attr_index: attr_idx,
+            } = match r {
+                Ok(r) => r,
+                Err(e) => {
+                    warnings.push(format!(
+                        "stopped reading {e}; the report covers the records before it"
+                    ));
+                    break;
                 }
-                warnings.push(format!("skipping bad {kind} record: {e}"));
+            };
+            let kind = r.header.kind;
+            if r.offset >= released.saturating_add(crate::script::RELEASE_STEP) {
+                if let Some(release) = &options.release {
+                    release(r.offset - crate::script::RELEASE_STEP / 2);
+                }
+                released = r.offset;
+            }
+            if !kind.is_kernel() {
                 continue;
             }
-        };
-        match rec {
-            Record::Comm { pid, tid, comm, .. } => {
-                replay.invalidate(Some(pid as i32));
-                machine.comm(pid as i32, tid as i32, comm)
-            }
-            Record::Fork(t) => {
-                replay.invalidate(Some(t.pid as i32));
-                machine.fork(
-                    t.pid as i32,
-                    t.tid as i32,
-                    t.ppid as i32,
-                    t.ptid as i32,
-                    r.header.misc,
-                )
-            }
-            Record::Exit(t) => {
-                replay.invalidate(Some(t.pid as i32));
-                machine.exit(t.tid as i32)
-            }
-            Record::Mmap(m) | Record::Mmap2(m) => {
-                if r.header.misc & prec_format::constants::misc::PROC_MAP_PARSE_TIMEOUT != 0 {
-                    quality.proc_map_timeouts += 1;
-                }
-                replay.invalidate((m.pid as i32 != -1).then_some(m.pid as i32));
-                machine.mmap(r.cpumode(), r.header.misc, &m);
-            }
-            // perf's thread__set_namespaces: a thread's last record counts;
-            // its cgroup namespace is the 7th pair.
-            Record::Namespaces {
-                tid, namespaces, ..
-            } if want_cgroup_ns => {
-                if let (Some(dev), Some(ino)) = (namespaces.get(12), namespaces.get(13)) {
-                    cgroup_namespaces.insert(tid as i32, (dev, ino));
-                }
-            }
-            // perf's cgroup__findnew: the first path given an id stays.
-            Record::Cgroup { id, path } => {
-                let path = String::from_utf8_lossy(path);
-                let path = strings.intern(&path);
-                cgroups.entry(id).or_insert(path);
-            }
-            Record::LostSamples { lost } => {
-                total_lost_samples += lost;
-                quality.lost_samples += lost;
-            }
-            Record::Lost { lost, .. } => quality.lost_events += lost,
-            Record::Throttle { .. } => quality.throttled += 1,
-            // perf's process_read_event takes `read.value`, the word after
-            // the tid (the entry count with a group read_format).
-            Record::Read { pid, tid, values } if options.show_threads => {
-                if let Some(ai) = attr_idx {
-                    let value = match values.single {
-                        Some(e) => e.value,
-                        None => values.iter().count() as u64,
-                    };
-                    thread_values.add(pid, tid, ai, &hists[ai].name, value);
-                }
-            }
-            Record::Sample(s) => {
-                let Some(sample_ai) = attr_idx else {
-                    quality.unknown_id += 1;
+            let attr = attr_idx.map(|i| &attrs[i].attr);
+            let rec = match r.parse(attr) {
+                Ok(rec) => rec,
+                Err(e) => {
+                    if kind == RecordType::SAMPLE {
+                        quality.bad_samples += 1;
+                    }
+                    warnings.push(format!("skipping bad {kind} record: {e}"));
                     continue;
-                };
-                for delivery in
-                    sample_reads.deliveries(file, sample_ai, &s, &mut quality.unknown_id)
-                {
-                    let ai = delivery.attr_index;
-                    let a = &attrs[ai].attr;
-                    if options
-                        .time
-                        .as_ref()
-                        .is_some_and(|r| r.skips(s.time.unwrap_or(0)))
+                }
+            };
+            match rec {
+                Record::Comm { pid, tid, comm, .. } => {
+                    replay.invalidate(Some(pid as i32));
+                    machine.comm(pid as i32, tid as i32, comm)
+                }
+                Record::Fork(t) => {
+                    replay.invalidate(Some(t.pid as i32));
+                    machine.fork(
+                        t.pid as i32,
+                        t.tid as i32,
+                        t.ppid as i32,
+                        t.ptid as i32,
+                        r.header.misc,
+                    )
+                }
+                Record::Exit(t) => {
+                    replay.invalidate(Some(t.pid as i32));
+                    machine.exit(t.tid as i32)
+                }
+                Record::Mmap(m) | Record::Mmap2(m) => {
+                    if r.header.misc & prec_format::constants::misc::PROC_MAP_PARSE_TIMEOUT != 0 {
+                        quality.proc_map_timeouts += 1;
+                    }
+                    replay.invalidate((m.pid as i32 != -1).then_some(m.pid as i32));
+                    machine.mmap(r.cpumode(), r.header.misc, &m);
+                }
+                // perf's thread__set_namespaces: a thread's last record counts;
+                // its cgroup namespace is the 7th pair.
+                Record::Namespaces {
+                    tid, namespaces, ..
+                } if want_cgroup_ns => {
+                    if let (Some(dev), Some(ino)) = (namespaces.get(12), namespaces.get(13)) {
+                        cgroup_namespaces.insert(tid as i32, (dev, ino));
+                    }
+                }
+                // perf's cgroup__findnew: the first path given an id stays.
+                Record::Cgroup { id, path } => {
+                    let path = String::from_utf8_lossy(path);
+                    let path = strings.intern(&path);
+                    cgroups.entry(id).or_insert(path);
+                }
+                Record::LostSamples { lost } => {
+                    total_lost_samples += lost;
+                    quality.lost_samples += lost;
+                }
+                Record::Lost { lost, .. } => quality.lost_events += lost,
+                Record::Throttle { .. } => quality.throttled += 1,
+                // perf's process_read_event takes `read.value`, the word after
+                // the tid (the entry count with a group read_format).
+                Record::Read { pid, tid, values } if options.show_threads => {
+                    if let Some(ai) = attr_idx {
+                        let value = match values.single {
+                            Some(e) => e.value,
+                            None => values.iter().count() as u64,
+                        };
+                        thread_values.add(pid, tid, ai, &hists[ai].name, value);
+                    }
+                }
+                Record::Sample(s) => {
+                    let Some(sample_ai) = attr_idx else {
+                        quality.unknown_id += 1;
+                        continue;
+                    };
+                    for delivery in
+                        sample_reads.deliveries(file, sample_ai, &s, &mut quality.unknown_id)
                     {
-                        continue;
-                    }
-                    if evswitch.discard(ai) {
-                        continue;
-                    }
-                    let cpu = s.cpu.unwrap_or(u32::MAX);
-                    let cgroup = s.cgroup.unwrap_or(0);
-                    let cgroup_ns = match s.tid {
-                        Some(t) if want_cgroup_ns => cgroup_namespaces
-                            .get(&(t as i32))
-                            .copied()
-                            .unwrap_or((0, 0)),
-                        _ => (0, 0),
-                    };
-                    // perf's hist_time.
-                    let time_bucket = {
-                        let t = s.time.unwrap_or(0);
-                        t - t % options.time_quantum.max(1)
-                    };
-                    let socket = sockets.get(cpu as usize).copied().unwrap_or(-1);
-                    if let Some(cpus) = &options.cpus {
-                        if !cpus.contains(&cpu) {
+                        let ai = delivery.attr_index;
+                        let a = &attrs[ai].attr;
+                        if options
+                            .time
+                            .as_ref()
+                            .is_some_and(|r| r.skips(s.time.unwrap_or(0)))
+                        {
                             continue;
                         }
-                    }
-                    let pid = s.pid.map_or(-1, |p| p as i32);
-                    let tid = s.tid.map_or(-1, |t| t as i32);
-                    let mut ip = s.ip.unwrap_or(0);
-                    let period = match delivery.period {
-                        Some(p) => p,
-                        None if a.sample_type & st::PERIOD != 0 => s.period.unwrap_or(0),
-                        None => a.sample_period_or_freq,
-                    };
-                    let period = if period == 0 { 1 } else { period };
-                    let mut raw_pending = None;
-                    if machine.kernel_epoch != replay_kernel_epoch {
-                        replay_kernel_epoch = machine.kernel_epoch;
-                        replay.invalidate(None);
-                    }
-                    if replay_on && raw_table.on && !crate::callchain::can_unwind(a, &s) {
-                        let chain = match &s.callchain {
-                            Some(c) if cg_on || want_parent => c.as_bytes(),
-                            _ => &[],
+                        if evswitch.discard(ai) {
+                            continue;
+                        }
+                        let cpu = s.cpu.unwrap_or(u32::MAX);
+                        let cgroup = s.cgroup.unwrap_or(0);
+                        let cgroup_ns = match s.tid {
+                            Some(t) if want_cgroup_ns => cgroup_namespaces
+                                .get(&(t as i32))
+                                .copied()
+                                .unwrap_or((0, 0)),
+                            _ => (0, 0),
                         };
-                        let cpu_key = if replay_cpu { cpu } else { 0 };
-                        match replay.find_raw(
-                            ai,
-                            pid,
-                            tid,
-                            r.cpumode(),
-                            ip,
-                            cpu_key,
-                            chain,
-                            HistTrees {
-                                hists: &hists,
-                                key: cgp.key,
-                                frames: &cg_frames,
-                                strings: &strings,
-                            },
-                        ) {
-                            Ok(outcome) => {
-                                raw_table.looked_up(true);
-                                quality.samples += 1;
-                                quality.no_map += outcome.no_map as u64;
-                                if let Some(i) = outcome.resolved {
-                                    // A raw hit's thread was resolved
-                                    // before (the table forgets a pid's
-                                    // samples when its tasks change).
-                                    let thread = || machine.find(tid).unwrap_or(ThreadId(0));
+                        // perf's hist_time.
+                        let time_bucket = {
+                            let t = s.time.unwrap_or(0);
+                            t - t % options.time_quantum.max(1)
+                        };
+                        let socket = sockets.get(cpu as usize).copied().unwrap_or(-1);
+                        if let Some(cpus) = &options.cpus {
+                            if !cpus.contains(&cpu) {
+                                continue;
+                            }
+                        }
+                        let pid = s.pid.map_or(-1, |p| p as i32);
+                        let tid = s.tid.map_or(-1, |t| t as i32);
+                        let mut ip = s.ip.unwrap_or(0);
+                        let period = match delivery.period {
+                            Some(p) => p,
+                            None if a.sample_type & st::PERIOD != 0 => s.period.unwrap_or(0),
+                            None => a.sample_period_or_freq,
+                        };
+                        let period = if period == 0 { 1 } else { period };
+                        let mut raw_pending = None;
+                        if machine.kernel_epoch != replay_kernel_epoch {
+                            replay_kernel_epoch = machine.kernel_epoch;
+                            replay.invalidate(None);
+                        }
+                        if replay_on && raw_table.on && !crate::callchain::can_unwind(a, &s) {
+                            let chain = match &s.callchain {
+                                Some(c) if cg_on || want_parent => c.as_bytes(),
+                                _ => &[],
+                            };
+                            let cpu_key = if replay_cpu { cpu } else { 0 };
+                            match replay.find_raw(
+                                ai,
+                                pid,
+                                tid,
+                                r.cpumode(),
+                                ip,
+                                cpu_key,
+                                chain,
+                                HistTrees {
+                                    hists: &hists,
+                                    key: cgp.key,
+                                    frames: &cg_frames,
+                                    strings: &strings,
+                                },
+                            ) {
+                                Ok(outcome) => {
+                                    raw_table.looked_up(true);
+                                    quality.samples += 1;
+                                    quality.no_map += outcome.no_map as u64;
+                                    if let Some(i) = outcome.resolved {
+                                        // A raw hit's thread was resolved
+                                        // before (the table forgets a pid's
+                                        // samples when its tasks change).
+                                        let thread = || machine.find(tid).unwrap_or(ThreadId(0));
+                                        count_replayed(
+                                            &mut replay,
+                                            (&mut hists[ai], &mut callchain_period[ai]),
+                                            tree_graphs.then_some(&mut graph_log),
+                                            (i, period, thread),
+                                        );
+                                    }
+                                    continue;
+                                }
+                                Err(pending) => {
+                                    raw_table.looked_up(false);
+                                    // Its copies so far counted where its walks
+                                    // went then.
+                                    if let Some(stale) = pending.stale() {
+                                        if let Some((hi, count, period, effects)) =
+                                            replay.take_repeats_of(stale)
+                                        {
+                                            apply_effects(&mut hists[hi], effects, count, period);
+                                        }
+                                    }
+                                    raw_pending = Some(pending)
+                                }
+                            }
+                        }
+                        let mut loc =
+                            resolve_loading(&mut machine, &mut resolver, pid, tid, r.cpumode(), ip);
+                        quality.samples += 1;
+                        let mut sym = None;
+                        if let Some(map) = &loc.map {
+                            if need_sym || options.branch_mode {
+                                sym =
+                                    resolver.symbol(&machine, &mut strings, map, pid, ip, loc.addr);
+                            }
+                            // Branch entries are per branch, not per sample: count
+                            // the sample here.
+                            if options.branch_mode && sym.is_none() {
+                                quality.no_symbol += 1;
+                            }
+                        } else {
+                            quality.no_map += 1;
+                        }
+                        let mut tail_pending = None;
+                        // Only samples the raw table may replay (not those
+                        // unwound from their stack copies).
+                        // Nor where resolving the ip moved the kernel's map: the
+                        // table's epoch would not say so until the next sample.
+                        if tail_on
+                            && tail_table.on
+                            && raw_pending.is_some()
+                            && (sym.is_some() || !need_sym)
+                            && machine.kernel_epoch == replay_kernel_epoch
+                        {
+                            let found = find_tail(
+                                &mut replay,
+                                &mut callchains,
+                                (&mut machine, &mut resolver, &mut strings),
+                                &s,
+                                (loc.map, loc.level, sym),
+                                [
+                                    ai as u64 | (r.cpumode() as u64) << 32,
+                                    (pid as u32 as u64) << 32 | tid as u32 as u64,
+                                    if replay_cpu { cpu as u64 } else { 0 },
+                                ],
+                                (&hists, &cg_frames),
+                            );
+                            if let Some(found) = &found {
+                                tail_table.looked_up(found.is_ok());
+                            }
+                            match found {
+                                Some(Ok(i)) => {
                                     count_replayed(
                                         &mut replay,
                                         (&mut hists[ai], &mut callchain_period[ai]),
                                         tree_graphs.then_some(&mut graph_log),
-                                        (i, period, thread),
+                                        (i, period, || loc.thread),
                                     );
-                                }
-                                continue;
-                            }
-                            Err(pending) => {
-                                raw_table.looked_up(false);
-                                // Its copies so far counted where its walks
-                                // went then.
-                                if let Some(stale) = pending.stale() {
-                                    if let Some((hi, count, period, effects)) =
-                                        replay.take_repeats_of(stale)
-                                    {
-                                        apply_effects(&mut hists[hi], effects, count, period);
+                                    if let Some(pending) = raw_pending {
+                                        let outcome = RawOutcome {
+                                            no_map: false,
+                                            resolved: Some(i),
+                                        };
+                                        replay.remember_raw(pending, outcome);
                                     }
+                                    continue;
                                 }
-                                raw_pending = Some(pending)
+                                Some(Err(pending)) => tail_pending = Some(pending),
+                                None => {}
                             }
                         }
-                    }
-                    let mut loc =
-                        resolve_loading(&mut machine, &mut resolver, pid, tid, r.cpumode(), ip);
-                    quality.samples += 1;
-                    let mut sym = None;
-                    if let Some(map) = &loc.map {
-                        if need_sym || options.branch_mode {
-                            sym = resolver.symbol(&machine, &mut strings, map, pid, ip, loc.addr);
-                        }
-                        // Branch entries are per branch, not per sample: count
-                        // the sample here.
-                        if options.branch_mode && sym.is_none() {
-                            quality.no_symbol += 1;
-                        }
-                    } else {
-                        quality.no_map += 1;
-                    }
-                    let mut tail_pending = None;
-                    // Only samples the raw table may replay (not those
-                    // unwound from their stack copies).
-                    // Nor where resolving the ip moved the kernel's map: the
-                    // table's epoch would not say so until the next sample.
-                    if tail_on
-                        && tail_table.on
-                        && raw_pending.is_some()
-                        && (sym.is_some() || !need_sym)
-                        && machine.kernel_epoch == replay_kernel_epoch
-                    {
-                        let found = find_tail(
-                            &mut replay,
-                            &mut callchains,
-                            (&mut machine, &mut resolver, &mut strings),
-                            &s,
-                            (loc.map, loc.level, sym),
-                            [
-                                ai as u64 | (r.cpumode() as u64) << 32,
-                                (pid as u32 as u64) << 32 | tid as u32 as u64,
-                                if replay_cpu { cpu as u64 } else { 0 },
-                            ],
-                            (&hists, &cg_frames),
-                        );
-                        if let Some(found) = &found {
-                            tail_table.looked_up(found.is_ok());
-                        }
-                        match found {
-                            Some(Ok(i)) => {
-                                count_replayed(
-                                    &mut replay,
-                                    (&mut hists[ai], &mut callchain_period[ai]),
-                                    tree_graphs.then_some(&mut graph_log),
-                                    (i, period, || loc.thread),
-                                );
-                                if let Some(pending) = raw_pending {
-                                    let outcome = RawOutcome {
-                                        no_map: false,
-                                        resolved: Some(i),
-                                    };
-                                    replay.remember_raw(pending, outcome);
-                                }
-                                continue;
+                        if options.hide_unresolved && sym.is_none() {
+                            if let Some(pending) = raw_pending {
+                                let outcome = RawOutcome {
+                                    no_map: loc.map.is_none(),
+                                    resolved: None,
+                                };
+                                replay.remember_raw(pending, outcome);
                             }
-                            Some(Err(pending)) => tail_pending = Some(pending),
-                            None => {}
+                            continue;
                         }
-                    }
-                    if options.hide_unresolved && sym.is_none() {
-                        if let Some(pending) = raw_pending {
-                            let outcome = RawOutcome {
-                                no_map: loc.map.is_none(),
-                                resolved: None,
-                            };
-                            replay.remember_raw(pending, outcome);
-                        }
-                        continue;
-                    }
-                    // The sample's callchain (before the key: --sort parent
-                    // needs it).
-                    let mut parent: Option<StrId> = None;
-                    if (cg_on || want_parent) && !options.branch_mode {
-                        let uw: Option<&mut dyn crate::callchain::Unwinder> =
-                            if crate::callchain::can_unwind(a, &s) {
-                                Some(&mut unwinder)
-                            } else {
-                                None
-                            };
-                        callchains.set_epoch(Some(replay.epoch(pid)));
-                        callchains.resolve(
-                            &mut machine,
-                            &mut resolver,
-                            &mut strings,
-                            a,
-                            &s,
-                            &chain_params,
-                            uw,
-                            &mut chain,
-                        );
-                        frame_tokens.clear();
-                        frame_tokens.extend_from_slice(callchains.tokens());
-                        if options.hide_unresolved {
-                            // perf's add_callchain_ip drops unresolved entries.
-                            chain.retain(|f| f.sym.is_some());
+                        // The sample's callchain (before the key: --sort parent
+                        // needs it).
+                        let mut parent: Option<StrId> = None;
+                        if (cg_on || want_parent) && !options.branch_mode {
+                            let uw: Option<&mut dyn crate::callchain::Unwinder> =
+                                if crate::callchain::can_unwind(a, &s) {
+                                    Some(&mut unwinder)
+                                } else {
+                                    None
+                                };
+                            callchains.set_epoch(Some(replay.epoch(pid)));
+                            callchains.resolve(
+                                &mut machine,
+                                &mut resolver,
+                                &mut strings,
+                                a,
+                                &s,
+                                &chain_params,
+                                uw,
+                                &mut chain,
+                            );
                             frame_tokens.clear();
-                        }
-                        if let Some(re) = &parent_re {
-                            // perf's add_callchain_ip: the first entry whose
-                            // symbol matches --parent.
-                            parent = chain.iter().filter(|f| !f.unwound).find_map(|f| {
-                                let name = resolver.syms[f.sym?.0 as usize].name;
-                                re.is_match(strings.get(name)).then_some(name)
-                            });
-                        }
-                        if let Some(re) = &ignore_callees_re {
-                            // perf's add_callchain_ip: each entry that
-                            // matches (in the chain's order) restarts the
-                            // chain at itself and becomes the sample's own
-                            // location, so the last match wins: the
-                            // outermost in callee order, the innermost in
-                            // caller order.
-                            let last = chain.iter().rposition(|f| {
-                                !f.unwound
-                                    && f.sym.is_some_and(|id| {
-                                        re.is_match(strings.get(resolver.syms[id.0 as usize].name))
-                                    })
-                            });
-                            if let Some(k) = last {
-                                chain.drain(..k);
+                            frame_tokens.extend_from_slice(callchains.tokens());
+                            if options.hide_unresolved {
+                                // perf's add_callchain_ip drops unresolved entries.
+                                chain.retain(|f| f.sym.is_some());
                                 frame_tokens.clear();
-                                let root = &chain[0];
-                                ip = root.ip;
-                                loc.map = root.map;
-                                loc.addr = root.addr;
-                                loc.level = root.level;
-                                sym = root.sym;
                             }
-                        }
-                    }
-                    let th = machine.thread(loc.thread);
-                    // perf's symbol__parent_filter.
-                    let mut filtered = 0;
-                    if options.exclude_other && parent.is_none() {
-                        filtered |= filter::PARENT;
-                    }
-                    let thread_wanted = options
-                        .comms
-                        .as_ref()
-                        .is_none_or(|c| c.iter().any(|c| c == machine.comms.get(th.comm)))
-                        && options.pids.as_ref().is_none_or(|p| p.contains(&th.pid))
-                        && options.tids.as_ref().is_none_or(|t| t.contains(&th.tid));
-                    if !thread_wanted {
-                        filtered |= filter::THREAD;
-                    }
-                    let dso_name = dso_name_id(&mut dso_names, &mut strings, &machine, loc.map);
-                    if let Some(d) = &options.dsos {
-                        if !loc.map.is_some_and(|m| {
-                            let dso = machine.dsos.get(m.dso);
-                            d.iter()
-                                .any(|x| *x == dso.short_name || *x == dso.long_name)
-                        }) {
-                            filtered |= filter::DSO;
-                        }
-                    }
-                    if let Some(syms) = &options.symbols {
-                        if !sym.is_some_and(|id| {
-                            let n = strings.get(resolver.syms[id.0 as usize].name);
-                            syms.iter().any(|x| x == n)
-                        }) {
-                            filtered |= filter::SYMBOL;
-                        }
-                    }
-                    if options.branch_mode {
-                        let Some(bs) = &s.branch_stack else { continue };
-                        let tid = th.tid;
-                        let nr = bs.entries.len() / 3;
-                        for i in 0..nr {
-                            let w = |j: usize| bs.entries.get(i * 3 + j).unwrap_or(0);
-                            let from = branch_addr(
-                                &machine,
-                                &mut resolver,
-                                &mut strings,
-                                loc.thread,
-                                pid,
-                                w(0),
-                            );
-                            let to = branch_addr(
-                                &machine,
-                                &mut resolver,
-                                &mut strings,
-                                loc.thread,
-                                pid,
-                                w(1),
-                            );
-                            let bi = BranchInfo {
-                                from,
-                                to,
-                                cycles: ((w(2) >> 4) & 0xffff) as u16,
-                            };
-                            let mut dso_id = |m: Option<Map>| -> u32 {
-                                dso_name_id(&mut dso_names, &mut strings, &machine, m)
-                                    .map_or(0, |n| n + 1)
-                            };
-                            let mut key = Key::default();
-                            for k in &options.sort {
-                                match k {
-                                    SortKey::Comm => key.comm = loc.comm.0,
-                                    SortKey::Pid | SortKey::Tid => key.tid = tid,
-                                    SortKey::Dso => key.dso = dso_id(to.map),
-                                    SortKey::Sym | SortKey::SymOff | SortKey::IpcNull => {
-                                        match to.sym {
-                                            Some(id) => {
-                                                key.sym = id.0 + 1;
-                                                key.dso = dso_id(to.map);
-                                            }
-                                            None => key.addr = to.addr,
-                                        }
-                                        if *k == SortKey::SymOff {
-                                            key.addr = to.addr;
-                                        }
-                                    }
-                                    SortKey::DsoFrom => key.from_dso = dso_id(from.map),
-                                    SortKey::DsoTo => key.to_dso = dso_id(to.map),
-                                    SortKey::SymFrom => match from.sym {
-                                        Some(id) => key.from_sym = id.0 + 1,
-                                        None => key.from_addr = from.addr,
-                                    },
-                                    SortKey::SymTo => match to.sym {
-                                        Some(id) => key.to_sym = id.0 + 1,
-                                        None => key.to_addr = to.addr,
-                                    },
-                                    SortKey::Cycles => key.cycles = bi.cycles,
-                                    SortKey::Cpu => key.cpu = cpu,
-                                    SortKey::Cgroup => key.cgroup = cgroup,
-                                    SortKey::CgroupId => key.cgroup_ns = cgroup_ns,
-                                    SortKey::Socket => key.socket = socket,
-                                    SortKey::Time => key.time = time_bucket,
-                                    // perf's branch entries have no symbol
-                                    // of their own: "unknown".
-                                    SortKey::SymSize => {}
-                                    SortKey::DsoSize => key.dso_size = map_size(to.map),
-                                    SortKey::Srcline
-                                    | SortKey::Srcfile
-                                    | SortKey::Parent
-                                    | SortKey::Trace => {}
-                                }
-                            }
-                            let h = &mut hists[ai];
-                            h.nr_samples += 1;
-                            h.total_period += 1;
-                            let n = h.entries.len();
-                            let idx = *h.index.entry(key).or_insert(n);
-                            if idx == n {
-                                h.entries.push(Entry {
-                                    level: loc.level,
-                                    map: to.map,
-                                    addr: to.addr,
-                                    sym: to.sym,
-                                    cpu,
-                                    cgroup,
-                                    cgroup_ns,
-                                    time: time_bucket,
-                                    socket,
-                                    filtered,
-                                    branch: Some(Box::new(bi)),
-                                    mode_periods: mode_periods(),
-                                    ..Entry::blank(loc.thread, loc.comm)
+                            if let Some(re) = &parent_re {
+                                // perf's add_callchain_ip: the first entry whose
+                                // symbol matches --parent.
+                                parent = chain.iter().filter(|f| !f.unwound).find_map(|f| {
+                                    let name = resolver.syms[f.sym?.0 as usize].name;
+                                    re.is_match(strings.get(name)).then_some(name)
                                 });
                             }
-                            let e = &mut h.entries[idx];
-                            e.period += 1;
-                            e.nr_samples += 1;
-                        }
-                        continue;
-                    }
-                    // perf's hist_entry__trace: libtraceevent's text of the
-                    // record.
-                    let trace = match (&tracepoints, s.raw) {
-                        (Some(tp), Some(raw)) if a.type_ == attr_type::TRACEPOINT => {
-                            let text = if options.raw_trace {
-                                tp.format_fields(a.config, raw)
-                            } else {
-                                tp.format(a.config, raw, &mut |addr| {
-                                    resolver.kernel_function(&machine, addr)
-                                })
-                            };
-                            text.map(|t| strings.intern(&t))
-                        }
-                        // hist_entry__trace_snprintf of another event.
-                        _ if want(SortKey::Trace) && a.type_ != attr_type::TRACEPOINT => {
-                            Some(strings.intern("N/A"))
-                        }
-                        _ => None,
-                    };
-                    let mut key = Key::default();
-                    for k in &options.sort {
-                        match k {
-                            SortKey::Comm => key.comm = loc.comm.0,
-                            SortKey::Pid | SortKey::Tid => key.tid = th.tid,
-                            SortKey::Dso => key.dso = dso_name.map_or(0, |d| d + 1),
-                            SortKey::Sym | SortKey::SymOff | SortKey::IpcNull => {
-                                match sym {
-                                    Some(id) => key.sym = id.0 + 1,
-                                    None => key.addr = loc.addr,
-                                }
-                                if *k == SortKey::SymOff {
-                                    key.addr = loc.addr;
-                                }
-                                // In perf's tree each sample's own DSO steers the
-                                // walk, so unresolved entries keep theirs.
-                                if sym.is_some()
-                                    || *k == SortKey::SymOff
-                                    || tree_keys
-                                    || tree_graphs
-                                {
-                                    key.dso = dso_name.map_or(0, |d| d + 1);
+                            if let Some(re) = &ignore_callees_re {
+                                // perf's add_callchain_ip: each entry that
+                                // matches (in the chain's order) restarts the
+                                // chain at itself and becomes the sample's own
+                                // location, so the last match wins: the
+                                // outermost in callee order, the innermost in
+                                // caller order.
+                                let last = chain.iter().rposition(|f| {
+                                    !f.unwound
+                                        && f.sym.is_some_and(|id| {
+                                            re.is_match(
+                                                strings.get(resolver.syms[id.0 as usize].name),
+                                            )
+                                        })
+                                });
+                                if let Some(k) = last {
+                                    chain.drain(..k);
+                                    frame_tokens.clear();
+                                    let root = &chain[0];
+                                    ip = root.ip;
+                                    loc.map = root.map;
+                                    loc.addr = root.addr;
+                                    loc.level = root.level;
+                                    sym = root.sym;
                                 }
                             }
-                            SortKey::Cpu => key.cpu = cpu,
-                            SortKey::Cgroup => key.cgroup = cgroup,
-                            SortKey::CgroupId => key.cgroup_ns = cgroup_ns,
-                            SortKey::Socket => key.socket = socket,
-                            SortKey::Time => key.time = time_bucket,
-                            SortKey::SymSize => key.sym_size = sym_size(&resolver.syms, sym),
-                            SortKey::DsoSize => key.dso_size = map_size(loc.map),
-                            SortKey::Srcline | SortKey::Srcfile => {}
-                            SortKey::Trace => key.trace = trace.map_or(0, |t| t.0 + 1),
-                            SortKey::Parent => key.parent = parent.map_or(0, |p| p.0 + 1),
-                            // Branch keys: only in branch mode.
-                            SortKey::DsoFrom
-                            | SortKey::DsoTo
-                            | SortKey::SymFrom
-                            | SortKey::SymTo
-                            | SortKey::Cycles => {}
                         }
-                    }
-                    let mut src = (None, None);
-                    if need_src {
-                        src = match &loc.map {
-                            Some(map) => {
-                                resolver.srcline(&machine, &mut strings, map, ip, loc.addr, sym)
+                        let th = machine.thread(loc.thread);
+                        // perf's symbol__parent_filter.
+                        let mut filtered = 0;
+                        if options.exclude_other && parent.is_none() {
+                            filtered |= filter::PARENT;
+                        }
+                        let thread_wanted = options
+                            .comms
+                            .as_ref()
+                            .is_none_or(|c| c.iter().any(|c| c == machine.comms.get(th.comm)))
+                            && options.pids.as_ref().is_none_or(|p| p.contains(&th.pid))
+                            && options.tids.as_ref().is_none_or(|t| t.contains(&th.tid));
+                        if !thread_wanted {
+                            filtered |= filter::THREAD;
+                        }
+                        let dso_name = dso_name_id(&mut dso_names, &mut strings, &machine, loc.map);
+                        if let Some(d) = &options.dsos {
+                            if !loc.map.is_some_and(|m| {
+                                let dso = machine.dsos.get(m.dso);
+                                d.iter()
+                                    .any(|x| *x == dso.short_name || *x == dso.long_name)
+                            }) {
+                                filtered |= filter::DSO;
                             }
-                            None => (Some(strings.intern("??:0")), None),
+                        }
+                        if let Some(syms) = &options.symbols {
+                            if !sym.is_some_and(|id| {
+                                let n = strings.get(resolver.syms[id.0 as usize].name);
+                                syms.iter().any(|x| x == n)
+                            }) {
+                                filtered |= filter::SYMBOL;
+                            }
+                        }
+                        if options.branch_mode {
+                            let Some(bs) = &s.branch_stack else { continue };
+                            let tid = th.tid;
+                            let nr = bs.entries.len() / 3;
+                            for i in 0..nr {
+                                let w = |j: usize| bs.entries.get(i * 3 + j).unwrap_or(0);
+                                let from = branch_addr(
+                                    &machine,
+                                    &mut resolver,
+                                    &mut strings,
+                                    loc.thread,
+                                    pid,
+                                    w(0),
+                                );
+                                let to = branch_addr(
+                                    &machine,
+                                    &mut resolver,
+                                    &mut strings,
+                                    loc.thread,
+                                    pid,
+                                    w(1),
+                                );
+                                let bi = BranchInfo {
+                                    from,
+                                    to,
+                                    cycles: ((w(2) >> 4) & 0xffff) as u16,
+                                };
+                                let mut dso_id = |m: Option<Map>| -> u32 {
+                                    dso_name_id(&mut dso_names, &mut strings, &machine, m)
+                                        .map_or(0, |n| n + 1)
+                                };
+                                let mut key = Key::default();
+                                for k in &options.sort {
+                                    match k {
+                                        SortKey::Comm => key.comm = loc.comm.0,
+                                        SortKey::Pid | SortKey::Tid => key.tid = tid,
+                                        SortKey::Dso => key.dso = dso_id(to.map),
+                                        SortKey::Sym | SortKey::SymOff | SortKey::IpcNull => {
+                                            match to.sym {
+                                                Some(id) => {
+                                                    key.sym = id.0 + 1;
+                                                    key.dso = dso_id(to.map);
+                                                }
+                                                None => key.addr = to.addr,
+                                            }
+                                            if *k == SortKey::SymOff {
+                                                key.addr = to.addr;
+                                            }
+                                        }
+                                        SortKey::DsoFrom => key.from_dso = dso_id(from.map),
+                                        SortKey::DsoTo => key.to_dso = dso_id(to.map),
+                                        SortKey::SymFrom => match from.sym {
+                                            Some(id) => key.from_sym = id.0 + 1,
+                                            None => key.from_addr = from.addr,
+                                        },
+                                        SortKey::SymTo => match to.sym {
+                                            Some(id) => key.to_sym = id.0 + 1,
+                                            None => key.to_addr = to.addr,
+                                        },
+                                        SortKey::Cycles => key.cycles = bi.cycles,
+                                        SortKey::Cpu => key.cpu = cpu,
+                                        SortKey::Cgroup => key.cgroup = cgroup,
+                                        SortKey::CgroupId => key.cgroup_ns = cgroup_ns,
+                                        SortKey::Socket => key.socket = socket,
+                                        SortKey::Time => key.time = time_bucket,
+                                        // perf's branch entries have no symbol
+                                        // of their own: "unknown".
+                                        SortKey::SymSize => {}
+                                        SortKey::DsoSize => key.dso_size = map_size(to.map),
+                                        SortKey::Srcline
+                                        | SortKey::Srcfile
+                                        | SortKey::Parent
+                                        | SortKey::Trace => {}
+                                    }
+                                }
+                                let h = &mut hists[ai];
+                                h.nr_samples += 1;
+                                h.total_period += 1;
+                                let n = h.entries.len();
+                                let idx = *h.index.entry(key).or_insert(n);
+                                if idx == n {
+                                    h.entries.push(Entry {
+                                        level: loc.level,
+                                        map: to.map,
+                                        addr: to.addr,
+                                        sym: to.sym,
+                                        cpu,
+                                        cgroup,
+                                        cgroup_ns,
+                                        time: time_bucket,
+                                        socket,
+                                        filtered,
+                                        branch: Some(Box::new(bi)),
+                                        mode_periods: mode_periods(),
+                                        ..Entry::blank(loc.thread, loc.comm)
+                                    });
+                                }
+                                let e = &mut h.entries[idx];
+                                e.period += 1;
+                                e.nr_samples += 1;
+                            }
+                            continue;
+                        }
+                        // perf's hist_entry__trace: libtraceevent's text of the
+                        // record.
+                        let trace = match (&tracepoints, s.raw) {
+                            (Some(tp), Some(raw)) if a.type_ == attr_type::TRACEPOINT => {
+                                let text = if options.raw_trace {
+                                    tp.format_fields(a.config, raw)
+                                } else {
+                                    tp.format(a.config, raw, &mut |addr| {
+                                        resolver.kernel_function(&machine, addr)
+                                    })
+                                };
+                                text.map(|t| strings.intern(&t))
+                            }
+                            // hist_entry__trace_snprintf of another event.
+                            _ if want(SortKey::Trace) && a.type_ != attr_type::TRACEPOINT => {
+                                Some(strings.intern("N/A"))
+                            }
+                            _ => None,
                         };
-                        if want(SortKey::Srcline) {
-                            key.srcline = src.0.map_or(0, |s| s.0 + 1);
+                        let mut key = Key::default();
+                        for k in &options.sort {
+                            match k {
+                                SortKey::Comm => key.comm = loc.comm.0,
+                                SortKey::Pid | SortKey::Tid => key.tid = th.tid,
+                                SortKey::Dso => key.dso = dso_name.map_or(0, |d| d + 1),
+                                SortKey::Sym | SortKey::SymOff | SortKey::IpcNull => {
+                                    match sym {
+                                        Some(id) => key.sym = id.0 + 1,
+                                        None => key.addr = loc.addr,
+                                    }
+                                    if *k == SortKey::SymOff {
+                                        key.addr = loc.addr;
+                                    }
+                                    // In perf's tree each sample's own DSO steers the
+                                    // walk, so unresolved entries keep theirs.
+                                    if sym.is_some()
+                                        || *k == SortKey::SymOff
+                                        || tree_keys
+                                        || tree_graphs
+                                    {
+                                        key.dso = dso_name.map_or(0, |d| d + 1);
+                                    }
+                                }
+                                SortKey::Cpu => key.cpu = cpu,
+                                SortKey::Cgroup => key.cgroup = cgroup,
+                                SortKey::CgroupId => key.cgroup_ns = cgroup_ns,
+                                SortKey::Socket => key.socket = socket,
+                                SortKey::Time => key.time = time_bucket,
+                                SortKey::SymSize => key.sym_size = sym_size(&resolver.syms, sym),
+                                SortKey::DsoSize => key.dso_size = map_size(loc.map),
+                                SortKey::Srcline | SortKey::Srcfile => {}
+                                SortKey::Trace => key.trace = trace.map_or(0, |t| t.0 + 1),
+                                SortKey::Parent => key.parent = parent.map_or(0, |p| p.0 + 1),
+                                // Branch keys: only in branch mode.
+                                SortKey::DsoFrom
+                                | SortKey::DsoTo
+                                | SortKey::SymFrom
+                                | SortKey::SymTo
+                                | SortKey::Cycles => {}
+                            }
                         }
-                        if want(SortKey::Srcfile) {
-                            key.srcfile = src.1.map_or(0, |s| s.0 + 1);
+                        let mut src = (None, None);
+                        if need_src {
+                            src = match &loc.map {
+                                Some(map) => {
+                                    resolver.srcline(&machine, &mut strings, map, ip, loc.addr, sym)
+                                }
+                                None => (Some(strings.intern("??:0")), None),
+                            };
+                            if want(SortKey::Srcline) {
+                                key.srcline = src.0.map_or(0, |s| s.0 + 1);
+                            }
+                            if want(SortKey::Srcfile) {
+                                key.srcfile = src.1.map_or(0, |s| s.0 + 1);
+                            }
                         }
-                    }
-                    let h = &mut hists[ai];
-                    let n = h.entries.len();
-                    let idx = *h.index.entry(key).or_insert(n);
-                    if idx == n {
-                        h.entries.push(Entry {
+                        let own = OwnEntry {
+                            key,
                             level: loc.level,
                             map: loc.map,
                             addr: loc.addr,
                             sym,
                             srcline: src.0,
                             srcfile: src.1,
+                            comm: loc.comm,
                             trace,
+                            parent,
+                            filtered,
+                        };
+                        let values = SampleValues {
+                            period,
+                            thread: loc.thread,
                             cpu,
                             cgroup,
                             cgroup_ns,
-                            time: time_bucket,
                             socket,
-                            parent,
-                            filtered,
-                            mode_periods: mode_periods(),
-                            ..Entry::blank(loc.thread, loc.comm)
-                        });
-                    }
-                    if cg_on {
-                        fids.clear();
-                        for (i, f) in chain.iter().enumerate() {
-                            let token = frame_tokens.get(i).copied().unwrap_or(FrameToken::NONE);
-                            if let Some(m) = token.slot().and_then(|slot| frame_memo.get(slot)) {
-                                if m.0 == token {
-                                    fids.push(m.1);
-                                    continue;
+                            time: time_bucket,
+                        };
+                        let idx = match &mut pipe {
+                            Some(pipe) => pipe.own_key_id(&own.key) as usize,
+                            None => entry_index(&mut hists[ai], &own, &values, cpu_utilization),
+                        };
+                        if cg_on {
+                            fids.clear();
+                            for (i, f) in chain.iter().enumerate() {
+                                let token =
+                                    frame_tokens.get(i).copied().unwrap_or(FrameToken::NONE);
+                                if let Some(m) = token.slot().and_then(|slot| frame_memo.get(slot))
+                                {
+                                    if m.0 == token {
+                                        fids.push(m.1);
+                                        continue;
+                                    }
                                 }
-                            }
-                            let sym = f.sym.map(|id| {
-                                let s = &resolver.syms[id.0 as usize];
-                                (s.start, s.name)
-                            });
-                            // perf's callchain_srcline: every entry gets its
-                            // file:line unless the key is `function`.
-                            let src = if cgp.key == crate::callgraph::Key::Function {
-                                f.srcline
-                            } else {
-                                chain_srcline(
-                                    cgp.key,
-                                    &mut callchains,
-                                    &machine,
-                                    &mut resolver,
-                                    &mut strings,
-                                    f,
-                                )
-                            };
-                            let fid = cg_frames.intern(cgp.key, f, sym, src);
-                            if let Some(slot) = token.slot() {
-                                if frame_memo.is_empty() {
-                                    frame_memo
-                                        .resize(FRAME_SLOTS, (FrameToken::NONE, fid, NO_FRAME_ID));
-                                }
-                                frame_memo[slot] = (token, fid, NO_FRAME_ID);
-                            }
-                            fids.push(fid);
-                        }
-                    }
-                    // The resolved sample's key (see crate::replay): everything
-                    // the entries and call trees below read.
-                    let no_map = loc.map.is_none();
-                    let th_tid = machine.thread(loc.thread).tid;
-                    // Fields that no key reads matter only to the entries a
-                    // first resolution creates: samples of other threads or
-                    // CPUs share the effects.
-                    let key_tid = if want(SortKey::Pid) || want(SortKey::Tid) {
-                        th_tid
-                    } else {
-                        0
-                    };
-                    let (key_cpu, key_socket) = if replay_cpu { (cpu, socket) } else { (0, 0) };
-                    replay_key.clear();
-                    replay_key.extend_from_slice(&[
-                        ai as u64
-                            | (s.callchain.is_some() as u64) << 32
-                            | (loc.level as u64) << 40
-                            | (filtered as u64) << 48
-                            | (r.cpumode() as u64) << 56,
-                        idx as u64,
-                        loc.comm.0 as u64 | (key_tid as u32 as u64) << 32,
-                        key_cpu as u64 | (key_socket as u32 as u64) << 32,
-                        parent.map_or(0, |p| p.0 as u64 + 1),
-                    ]);
-                    replay_frames.clear();
-                    replay_ips.clear();
-                    if cg_on {
-                        replay_ips.extend(chain.iter().map(|f| f.ip));
-                        let by_ip = want(SortKey::SymOff) || need_src;
-                        for (i, (f, fid)) in chain.iter().zip(&fids).enumerate() {
-                            let token = frame_tokens.get(i).copied().unwrap_or(FrameToken::NONE);
-                            let memo = token
-                                .slot()
-                                .and_then(|slot| frame_memo.get_mut(slot))
-                                .filter(|m| m.0 == token);
-                            if let Some(m) = &memo {
-                                if m.2 != NO_FRAME_ID {
-                                    replay_frames.push(m.2);
-                                    continue;
-                                }
-                            }
-                            let id = replay.frame_id([
-                                fid.id.0 as u64 | (f.map.map_or(0, |m| m.dso.0 as u64 + 1)) << 32,
-                                f.sym.map_or(u64::MAX, |s| s.0 as u64),
-                                if f.sym.is_none() || by_ip { f.ip } else { 0 },
-                                if need_src { f.addr } else { 0 },
-                                f.level as u64
-                                    | (f.cpumode as u64) << 8
-                                    | (f.unwound as u64) << 24
-                                    | (f.inlined as u64) << 25
-                                    | (f.map.is_some() as u64) << 26
-                                    | (f.srcline.map_or(0, |s| s.0 as u64 + 1)) << 32,
-                            ]);
-                            if let Some(m) = memo {
-                                m.2 = id;
-                            }
-                            replay_frames.push(id);
-                        }
-                    }
-                    let found = replay.find_resolved(
-                        &replay_key,
-                        &replay_frames,
-                        &replay_ips,
-                        HistTrees {
-                            hists: &hists,
-                            key: cgp.key,
-                            frames: &cg_frames,
-                            strings: &strings,
-                        },
-                    );
-                    let resolved_pending = match found {
-                        Ok(i) => {
-                            count_replayed(
-                                &mut replay,
-                                (&mut hists[ai], &mut callchain_period[ai]),
-                                tree_graphs.then_some(&mut graph_log),
-                                (i, period, || loc.thread),
-                            );
-                            if tree_keys {
-                                hists[ai].hits.push((idx as u32, r.cpumode(), period));
-                            }
-                            if let Some(pending) = raw_pending {
-                                let outcome = RawOutcome {
-                                    no_map,
-                                    resolved: Some(i),
+                                let sym = f.sym.map(|id| {
+                                    let s = &resolver.syms[id.0 as usize];
+                                    (s.start, s.name)
+                                });
+                                // perf's callchain_srcline: every entry gets its
+                                // file:line unless the key is `function`.
+                                let src = if cgp.key == crate::callgraph::Key::Function {
+                                    f.srcline
+                                } else {
+                                    chain_srcline(
+                                        cgp.key,
+                                        &mut callchains,
+                                        &machine,
+                                        &mut resolver,
+                                        &mut strings,
+                                        f,
+                                    )
                                 };
-                                replay.remember_raw(pending, outcome);
+                                let fid = cg_frames.intern(cgp.key, f, sym, src);
+                                if let Some(slot) = token.slot() {
+                                    if frame_memo.is_empty() {
+                                        frame_memo.resize(
+                                            FRAME_SLOTS,
+                                            (FrameToken::NONE, fid, NO_FRAME_ID),
+                                        );
+                                    }
+                                    frame_memo[slot] = (token, fid, NO_FRAME_ID);
+                                }
+                                fids.push(fid);
                             }
-                            if let Some(pending) = tail_pending {
-                                replay.remember_tail(pending, i, &replay_ips);
+                        }
+                        // The resolved sample's key (see crate::replay): everything
+                        // the entries and call trees below read.
+                        let no_map = loc.map.is_none();
+                        let th_tid = machine.thread(loc.thread).tid;
+                        // Fields that no key reads matter only to the entries a
+                        // first resolution creates: samples of other threads or
+                        // CPUs share the effects.
+                        let key_tid = if want(SortKey::Pid) || want(SortKey::Tid) {
+                            th_tid
+                        } else {
+                            0
+                        };
+                        let (key_cpu, key_socket) = if replay_cpu { (cpu, socket) } else { (0, 0) };
+                        replay_key.clear();
+                        replay_key.extend_from_slice(&[
+                            ai as u64
+                                | (s.callchain.is_some() as u64) << 32
+                                | (loc.level as u64) << 40
+                                | (filtered as u64) << 48
+                                | (r.cpumode() as u64) << 56,
+                            idx as u64,
+                            loc.comm.0 as u64 | (key_tid as u32 as u64) << 32,
+                            key_cpu as u64 | (key_socket as u32 as u64) << 32,
+                            parent.map_or(0, |p| p.0 as u64 + 1),
+                        ]);
+                        replay_frames.clear();
+                        replay_ips.clear();
+                        if cg_on {
+                            replay_ips.extend(chain.iter().map(|f| f.ip));
+                            let by_ip = want(SortKey::SymOff) || need_src;
+                            for (i, (f, fid)) in chain.iter().zip(&fids).enumerate() {
+                                let token =
+                                    frame_tokens.get(i).copied().unwrap_or(FrameToken::NONE);
+                                let memo = token
+                                    .slot()
+                                    .and_then(|slot| frame_memo.get_mut(slot))
+                                    .filter(|m| m.0 == token);
+                                if let Some(m) = &memo {
+                                    if m.2 != NO_FRAME_ID {
+                                        replay_frames.push(m.2);
+                                        continue;
+                                    }
+                                }
+                                let id = replay.frame_id([
+                                    fid.id.0 as u64
+                                        | (f.map.map_or(0, |m| m.dso.0 as u64 + 1)) << 32,
+                                    f.sym.map_or(u64::MAX, |s| s.0 as u64),
+                                    if f.sym.is_none() || by_ip { f.ip } else { 0 },
+                                    if need_src { f.addr } else { 0 },
+                                    f.level as u64
+                                        | (f.cpumode as u64) << 8
+                                        | (f.unwound as u64) << 24
+                                        | (f.inlined as u64) << 25
+                                        | (f.map.is_some() as u64) << 26
+                                        | (f.srcline.map_or(0, |s| s.0 as u64 + 1)) << 32,
+                                ]);
+                                if let Some(m) = memo {
+                                    m.2 = id;
+                                }
+                                replay_frames.push(id);
+                            }
+                        }
+                        if let Some(pipe) = &mut pipe {
+                            let (resolved, new) = pipe.resolved_id(&replay_key, &replay_frames);
+                            if new {
+                                let frames = frame_seeds(
+                                    &chain,
+                                    &fids,
+                                    Seeder {
+                                        machine: &machine,
+                                        resolver: &mut resolver,
+                                        strings: &mut strings,
+                                        callchains: &mut callchains,
+                                        dso_names: &mut dso_names,
+                                    },
+                                    &SeedParams {
+                                        sort: &options.sort,
+                                        children: cgp.children,
+                                        key: cgp.key,
+                                        need_src,
+                                        tree_graphs,
+                                    },
+                                    &OwnSeed {
+                                        level: loc.level,
+                                        comm: loc.comm,
+                                        tid: th_tid,
+                                        cpu,
+                                        cgroup,
+                                        cgroup_ns,
+                                        socket,
+                                        time: time_bucket,
+                                        parent,
+                                        trace: key.trace,
+                                    },
+                                );
+                                pipe.add_resolution(Resolution {
+                                    ai,
+                                    cpumode: r.cpumode(),
+                                    has_callchain: s.callchain.is_some(),
+                                    own,
+                                    frames,
+                                });
+                            }
+                            if !pipe.add_sample(resolved, values, &replay_ips, &cg_frames, &strings)
+                            {
+                                // The adding thread failed: its join says why.
+                                break;
                             }
                             continue;
                         }
-                        Err(pending) => {
-                            // As for a stale raw sample (unless that was it).
-                            if let Some(stale) = pending.stale().filter(|&r| {
-                                raw_pending.as_ref().and_then(|p| p.stale()) != Some(r)
-                            }) {
-                                if let Some((hi, count, period, effects)) =
-                                    replay.take_repeats_of(stale)
-                                {
-                                    apply_effects(&mut hists[hi], effects, count, period);
-                                }
-                            }
-                            pending
-                        }
-                    };
-                    let stale = resolved_pending
-                        .stale()
-                        .or(raw_pending.as_ref().and_then(|p| p.stale()));
-                    let frames = if cg_on {
-                        frame_seeds(
-                            &chain,
-                            &fids,
-                            Seeder {
-                                machine: &machine,
-                                resolver: &mut resolver,
-                                strings: &mut strings,
-                                callchains: &mut callchains,
-                                dso_names: &mut dso_names,
-                            },
-                            &SeedParams {
-                                sort: &options.sort,
-                                children: cgp.children,
+                        let found = replay.find_resolved(
+                            &replay_key,
+                            &replay_frames,
+                            &replay_ips,
+                            HistTrees {
+                                hists: &hists,
                                 key: cgp.key,
-                                need_src,
-                                tree_graphs,
+                                frames: &cg_frames,
+                                strings: &strings,
                             },
-                            &OwnSeed {
-                                level: loc.level,
-                                comm: loc.comm,
-                                tid: th_tid,
-                                cpu,
-                                cgroup,
-                                cgroup_ns,
-                                socket,
-                                time: time_bucket,
-                                parent,
-                                trace: key.trace,
-                            },
-                        )
-                    } else {
-                        Vec::new()
-                    };
-                    let res = Resolution {
-                        ai,
-                        cpumode: r.cpumode(),
-                        has_callchain: s.callchain.is_some(),
-                        level: loc.level,
-                        comm: loc.comm,
-                        trace,
-                        parent,
-                        filtered,
-                        frames,
-                    };
-                    let values = SampleValues {
-                        period,
-                        thread: loc.thread,
-                        cpu,
-                        cgroup,
-                        cgroup_ns,
-                        socket,
-                        time: time_bucket,
-                    };
-                    let resolved = fresh(
-                        &mut scratch,
-                        Pass {
-                            hists: &mut hists,
-                            replay: &mut replay,
-                            callchain_period: &mut callchain_period,
-                            graph_log: &mut graph_log,
-                        },
-                        (&res, &values, &replay_ips, idx),
-                        (resolved_pending, stale),
-                        &FreshParams {
-                            cgp: &cgp,
-                            frames: &cg_frames,
-                            strings: &strings,
-                            sort: &options.sort,
-                            cg_on,
-                            tree_keys,
-                            tree_graphs,
-                            cpu_utilization,
-                        },
-                    );
-                    if let (Some(pending), Some(i)) = (raw_pending, resolved) {
-                        let outcome = RawOutcome {
-                            no_map,
-                            resolved: Some(i),
+                        );
+                        let resolved_pending = match found {
+                            Ok(i) => {
+                                count_replayed(
+                                    &mut replay,
+                                    (&mut hists[ai], &mut callchain_period[ai]),
+                                    tree_graphs.then_some(&mut graph_log),
+                                    (i, period, || loc.thread),
+                                );
+                                if tree_keys {
+                                    hists[ai].hits.push((idx as u32, r.cpumode(), period));
+                                }
+                                if let Some(pending) = raw_pending {
+                                    let outcome = RawOutcome {
+                                        no_map,
+                                        resolved: Some(i),
+                                    };
+                                    replay.remember_raw(pending, outcome);
+                                }
+                                if let Some(pending) = tail_pending {
+                                    replay.remember_tail(pending, i, &replay_ips);
+                                }
+                                continue;
+                            }
+                            Err(pending) => {
+                                // As for a stale raw sample (unless that was it).
+                                if let Some(stale) = pending.stale().filter(|&r| {
+                                    raw_pending.as_ref().and_then(|p| p.stale()) != Some(r)
+                                }) {
+                                    if let Some((hi, count, period, effects)) =
+                                        replay.take_repeats_of(stale)
+                                    {
+                                        apply_effects(&mut hists[hi], effects, count, period);
+                                    }
+                                }
+                                pending
+                            }
                         };
-                        replay.remember_raw(pending, outcome);
-                    }
-                    if let (Some(pending), Some(i)) = (tail_pending, resolved) {
-                        replay.remember_tail(pending, i, &replay_ips);
+                        let stale = resolved_pending
+                            .stale()
+                            .or(raw_pending.as_ref().and_then(|p| p.stale()));
+                        let frames = if cg_on {
+                            frame_seeds(
+                                &chain,
+                                &fids,
+                                Seeder {
+                                    machine: &machine,
+                                    resolver: &mut resolver,
+                                    strings: &mut strings,
+                                    callchains: &mut callchains,
+                                    dso_names: &mut dso_names,
+                                },
+                                &SeedParams {
+                                    sort: &options.sort,
+                                    children: cgp.children,
+                                    key: cgp.key,
+                                    need_src,
+                                    tree_graphs,
+                                },
+                                &OwnSeed {
+                                    level: loc.level,
+                                    comm: loc.comm,
+                                    tid: th_tid,
+                                    cpu,
+                                    cgroup,
+                                    cgroup_ns,
+                                    socket,
+                                    time: time_bucket,
+                                    parent,
+                                    trace: key.trace,
+                                },
+                            )
+                        } else {
+                            Vec::new()
+                        };
+                        let res = Resolution {
+                            ai,
+                            cpumode: r.cpumode(),
+                            has_callchain: s.callchain.is_some(),
+                            own,
+                            frames,
+                        };
+                        let resolved = fresh(
+                            &mut scratch,
+                            Pass {
+                                hists: &mut hists,
+                                replay: &mut replay,
+                                callchain_period: &mut callchain_period,
+                                graph_log: &mut graph_log,
+                            },
+                            (&res, &values, &replay_ips, idx),
+                            (resolved_pending, stale),
+                            &FreshParams {
+                                cgp: &cgp,
+                                frames: &cg_frames,
+                                strings: &strings,
+                                sort: &options.sort,
+                                cg_on,
+                                tree_keys,
+                                tree_graphs,
+                                cpu_utilization,
+                            },
+                        );
+                        if let (Some(pending), Some(i)) = (raw_pending, resolved) {
+                            let outcome = RawOutcome {
+                                no_map,
+                                resolved: Some(i),
+                            };
+                            replay.remember_raw(pending, outcome);
+                        }
+                        if let (Some(pending), Some(i)) = (tail_pending, resolved) {
+                            replay.remember_tail(pending, i, &replay_ips);
+                        }
                     }
                 }
+                _ => {}
             }
-            _ => {}
         }
+        if let Some(mut pipe) = pipe {
+            pipe.flush(&cg_frames, &strings);
+        }
+        if let Some(handle) = adding {
+            added = Some(
+                handle
+                    .join()
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e)),
+            );
+        }
+    });
+    if let Some(adder) = added {
+        hists = adder.hists;
+        replay = adder.replay;
+        callchain_period = adder.callchain_period;
+        graph_log = adder.graph_log;
     }
     for (ai, count, period, effects) in replay.take_repeats() {
         apply_effects(&mut hists[ai], effects, count, period);
@@ -3038,15 +3156,61 @@ struct Resolution {
     ai: usize,
     cpumode: u16,
     has_callchain: bool,
-    /// The sample's own entry's level, comm, trace output, parent and
-    /// filters (its children entries take the same ones).
+    own: OwnEntry,
+    /// The call-graph frames, with call graphs.
+    frames: Vec<FrameSeed>,
+}
+
+/// The sample's own entry: its key, and what a new entry takes from the
+/// sample's resolution (its children entries take the comm, trace output,
+/// parent and filters too).
+#[derive(Clone, Copy)]
+struct OwnEntry {
+    key: Key,
     level: u8,
+    map: Option<Map>,
+    /// perf's `he->ip` (`al->addr`).
+    addr: u64,
+    sym: Option<SymId>,
+    srcline: Option<StrId>,
+    srcfile: Option<StrId>,
     comm: CommId,
     trace: Option<StrId>,
     parent: Option<StrId>,
     filtered: u8,
-    /// The call-graph frames, with call graphs.
-    frames: Vec<FrameSeed>,
+}
+
+/// The index of `own`'s entry in `h`, a new one made from `own` and
+/// `values` if it has none.
+fn entry_index(
+    h: &mut Hists,
+    own: &OwnEntry,
+    values: &SampleValues,
+    cpu_utilization: bool,
+) -> usize {
+    let n = h.entries.len();
+    let idx = *h.index.entry(own.key).or_insert(n);
+    if idx == n {
+        h.entries.push(Entry {
+            level: own.level,
+            map: own.map,
+            addr: own.addr,
+            sym: own.sym,
+            srcline: own.srcline,
+            srcfile: own.srcfile,
+            trace: own.trace,
+            cpu: values.cpu,
+            cgroup: values.cgroup,
+            cgroup_ns: values.cgroup_ns,
+            time: values.time,
+            socket: values.socket,
+            parent: own.parent,
+            filtered: own.filtered,
+            mode_periods: cpu_utilization.then(Box::<ModePeriods>::default),
+            ..Entry::blank(values.thread, own.comm)
+        });
+    }
+    idx
 }
 
 /// A call-graph frame of a [`Resolution`]: its frame (at the address of the
@@ -3321,7 +3485,7 @@ fn fresh<'a>(
         own: true,
         acc: false,
         cpumode: res.cpumode as u8,
-        level: res.level,
+        level: res.own.level,
         node: NO_NODE,
     };
     if p.cg_on {
@@ -3383,16 +3547,16 @@ fn fresh<'a>(
                         sym: f.sym,
                         srcline: f.srcline,
                         srcfile: f.srcfile,
-                        trace: res.trace,
+                        trace: res.own.trace,
                         cpu: values.cpu,
                         cgroup: values.cgroup,
                         cgroup_ns: values.cgroup_ns,
                         time: values.time,
                         socket: values.socket,
-                        parent: res.parent,
-                        filtered: res.filtered,
+                        parent: res.own.parent,
+                        filtered: res.own.filtered,
                         mode_periods: mode_periods(),
-                        ..Entry::blank(values.thread, res.comm)
+                        ..Entry::blank(values.thread, res.own.comm)
                     });
                 }
                 let cg = h.entries[cidx].cg.get_or_insert_with(Default::default);
@@ -3473,6 +3637,253 @@ fn fresh<'a>(
         pins,
         stale,
     )
+}
+
+/// Samples per hand-over from the resolving thread to the adding one.
+const PIPE_BATCH: usize = 1024;
+/// Batches the resolving thread may be ahead.
+const PIPE_AHEAD: usize = 4;
+
+/// Resolved samples handed from the thread that resolves them to the one
+/// that adds them to the hists (see [`Pipe`]), with what the adding thread
+/// needs to know of the resolving one's tables since the last batch.
+#[derive(Default)]
+struct Batch {
+    samples: Vec<PipedSample>,
+    /// The samples' call-graph frame addresses.
+    ips: Vec<u64>,
+    /// The resolutions of the resolved keys first seen in this batch, in
+    /// the order of their ids.
+    resolutions: Vec<Resolution>,
+    /// Call-graph frames and strings interned since the last batch.
+    frames: Vec<crate::callgraph::FrameInfo>,
+    strings: Vec<String>,
+}
+
+/// A sample by its resolved key's id, its own values, and its range of
+/// [`Batch::ips`].
+struct PipedSample {
+    resolved: u32,
+    values: SampleValues,
+    ips: (u32, u32),
+}
+
+/// The resolving end of the pipelined sample pass.
+///
+/// With call graphs, resolving a sample (its maps, symbols and frames) and
+/// adding it to the entries and their call trees each took about half of a
+/// report on one thread. Only the adding depends on the samples before it
+/// through the trees; what a sample resolves to depends on the records
+/// before it, which the resolving thread reads. So one thread resolves each
+/// sample to its resolved key (see [`crate::replay`]), interned as an id,
+/// and the other adds the samples in order, by id: a key's [`Resolution`]
+/// is made once and sent with the first sample that has it.
+struct Pipe {
+    send: std::sync::mpsc::SyncSender<Batch>,
+    batch: Batch,
+    /// Own-entry keys by id: the id stands for the entry in resolved keys.
+    own_keys: HashMap<Key, u32>,
+    /// Resolved keys by id.
+    resolved: HashMap<Box<[u64]>, u32>,
+    key: Vec<u64>,
+    frames_sent: usize,
+    strings_sent: usize,
+}
+
+impl Pipe {
+    fn new(send: std::sync::mpsc::SyncSender<Batch>) -> Pipe {
+        Pipe {
+            send,
+            batch: Batch::default(),
+            own_keys: HashMap::default(),
+            resolved: HashMap::default(),
+            key: Vec::new(),
+            frames_sent: 0,
+            strings_sent: 0,
+        }
+    }
+
+    /// The id of an own entry's key.
+    fn own_key_id(&mut self, key: &Key) -> u32 {
+        let next = self.own_keys.len() as u32;
+        *self.own_keys.entry(*key).or_insert(next)
+    }
+
+    /// The id of the resolved key of `context` words and `frames`; true
+    /// when it is new (then [`Self::add_resolution`] must follow).
+    fn resolved_id(&mut self, context: &[u64], frames: &[u32]) -> (u32, bool) {
+        self.key.clear();
+        self.key.extend_from_slice(context);
+        self.key.extend(frames.iter().map(|&f| f as u64));
+        if let Some(&id) = self.resolved.get(&self.key[..]) {
+            return (id, false);
+        }
+        let id = self.resolved.len() as u32;
+        self.resolved
+            .insert(self.key.clone().into_boxed_slice(), id);
+        (id, true)
+    }
+
+    fn add_resolution(&mut self, res: Resolution) {
+        self.batch.resolutions.push(res);
+    }
+
+    /// Queues a sample; hands the batch over when it is full. False when
+    /// the adding thread is gone.
+    fn add_sample(
+        &mut self,
+        resolved: u32,
+        values: SampleValues,
+        ips: &[u64],
+        frames: &Frames,
+        strings: &Strings,
+    ) -> bool {
+        let start = self.batch.ips.len() as u32;
+        self.batch.ips.extend_from_slice(ips);
+        self.batch.samples.push(PipedSample {
+            resolved,
+            values,
+            ips: (start, self.batch.ips.len() as u32),
+        });
+        self.batch.samples.len() < PIPE_BATCH || self.flush(frames, strings)
+    }
+
+    /// Hands the queued samples over. False when the adding thread is gone.
+    fn flush(&mut self, frames: &Frames, strings: &Strings) -> bool {
+        let mut batch = std::mem::take(&mut self.batch);
+        batch.frames = frames.since(self.frames_sent).to_vec();
+        self.frames_sent = frames.len();
+        batch.strings = strings.since(self.strings_sent).to_vec();
+        self.strings_sent = strings.len();
+        self.send.send(batch).is_ok()
+    }
+}
+
+/// The adding end of the pipelined sample pass (see [`Pipe`]): the hists
+/// and what the pass remembers of resolved samples, and copies of the
+/// resolving thread's frames and strings that the call trees compare.
+struct Adder {
+    hists: Vec<Hists>,
+    replay: SampleReplay<'static>,
+    callchain_period: Vec<u64>,
+    graph_log: Vec<GraphLog>,
+    scratch: FreshScratch,
+    frames: Frames,
+    strings: Strings,
+    resolutions: Vec<Resolution>,
+    /// Per resolved id, the index of its own entry (u32::MAX until known).
+    own_entries: Vec<u32>,
+    cgp: crate::callgraph::Params,
+    sort: Vec<SortKey>,
+    cg_on: bool,
+    tree_keys: bool,
+    tree_graphs: bool,
+    cpu_utilization: bool,
+}
+
+impl Adder {
+    /// Adds the batches' samples in order until the resolving thread is done.
+    fn run(mut self, batches: std::sync::mpsc::Receiver<Batch>) -> Adder {
+        for batch in batches {
+            self.frames.extend_copy(&batch.frames);
+            self.strings.extend_copy(batch.strings);
+            for res in batch.resolutions {
+                self.resolutions.push(res);
+                self.own_entries.push(u32::MAX);
+            }
+            for s in &batch.samples {
+                let ips = batch
+                    .ips
+                    .get(s.ips.0 as usize..s.ips.1 as usize)
+                    .unwrap_or(&[]);
+                self.add(s, ips);
+            }
+        }
+        self
+    }
+
+    fn add(&mut self, s: &PipedSample, ips: &[u64]) {
+        let Adder {
+            hists,
+            replay,
+            callchain_period,
+            graph_log,
+            scratch,
+            frames,
+            strings,
+            resolutions,
+            own_entries,
+            cgp,
+            sort,
+            ..
+        } = self;
+        let Some(res) = resolutions.get(s.resolved as usize) else {
+            return;
+        };
+        let ai = res.ai;
+        let idx = match own_entries[s.resolved as usize] {
+            u32::MAX => {
+                let idx = entry_index(&mut hists[ai], &res.own, &s.values, self.cpu_utilization);
+                own_entries[s.resolved as usize] = idx as u32;
+                idx
+            }
+            idx => idx as usize,
+        };
+        let found = replay.find_resolved(
+            &[s.resolved as u64],
+            &[],
+            ips,
+            HistTrees {
+                hists,
+                key: cgp.key,
+                frames,
+                strings,
+            },
+        );
+        let period = s.values.period;
+        let pending = match found {
+            Ok(i) => {
+                count_replayed(
+                    replay,
+                    (&mut hists[ai], &mut callchain_period[ai]),
+                    self.tree_graphs.then_some(graph_log),
+                    (i, period, || s.values.thread),
+                );
+                if self.tree_keys {
+                    hists[ai].hits.push((idx as u32, res.cpumode, period));
+                }
+                return;
+            }
+            Err(pending) => pending,
+        };
+        let stale = pending.stale();
+        if let Some(stale) = stale {
+            if let Some((hi, count, period, effects)) = replay.take_repeats_of(stale) {
+                apply_effects(&mut hists[hi], effects, count, period);
+            }
+        }
+        fresh(
+            scratch,
+            Pass {
+                hists,
+                replay,
+                callchain_period,
+                graph_log,
+            },
+            (res, &s.values, ips, idx),
+            (pending, stale),
+            &FreshParams {
+                cgp,
+                frames,
+                strings,
+                sort,
+                cg_on: self.cg_on,
+                tree_keys: self.tree_keys,
+                tree_graphs: self.tree_graphs,
+                cpu_utilization: self.cpu_utilization,
+            },
+        );
+    }
 }
 
 /// Appends the chain from frame `at` on (all of `chain` for [`OWN`]) to

@@ -324,6 +324,26 @@ impl Frames {
     pub fn get(&self, id: FrameId) -> &FrameInfo {
         &self.v[id.0 as usize]
     }
+
+    /// How many frames are interned.
+    pub fn len(&self) -> usize {
+        self.v.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.v.is_empty()
+    }
+
+    /// The frames interned after the first `n`.
+    pub(crate) fn since(&self, n: usize) -> &[FrameInfo] {
+        self.v.get(n..).unwrap_or(&[])
+    }
+
+    /// Appends frames interned elsewhere (see [`Self::since`]): a copy of
+    /// another interner's frames, for [`Self::get`] only.
+    pub(crate) fn extend_copy(&mut self, frames: &[FrameInfo]) {
+        self.v.extend_from_slice(frames);
+    }
 }
 
 /// perf's `match_chain_strings`: a missing string sorts after any other.
