@@ -247,6 +247,45 @@ fn prec_recording_matches_perf_and_perf_recording() {
     assert_eq!(entries(&prec_data), entries(&perf_data));
 }
 
+/// Call-graph samples are added to the hists on a second thread; with
+/// PREC_REPORT_SEQUENTIAL=1 the reading thread adds them: the same report
+/// either way, whatever the keys and graph options.
+#[test]
+fn adding_on_one_thread_matches_two() {
+    let files = [
+        "callgraph-fp-g.data",
+        "callgraph-nofp-dwarf.data",
+        "git-log-g.data",
+        "python-g.data",
+        "tar-page-faults-g.data",
+    ];
+    let extra: &[&[&str]] = &[
+        &["--sort", "dso,sym"],
+        &["--sort", "sym", "-g", "caller"],
+        &["--sort", "pid,sym,srcline"],
+        &["--sort", "cpu,comm", "--no-children"],
+        &["--hierarchy"],
+        &["-g", "address"],
+    ];
+    let mut failures = Vec::new();
+    for name in files {
+        let file = own_fixture(name);
+        for &args in OPTION_SETS.iter().take(8).chain(extra) {
+            let mut one_thread = prec();
+            one_thread.env("PREC_REPORT_SEQUENTIAL", "1");
+            let what = format!("{name} {args:?}");
+            if let Err(e) = same_text(
+                &what,
+                &report(prec(), &file, args),
+                &report(one_thread, &file, args),
+            ) {
+                failures.push(e);
+            }
+        }
+    }
+    assert_no_failures(&failures);
+}
+
 #[test]
 fn parse_errors_are_reported() {
     let out = prec()

@@ -1827,43 +1827,46 @@ fn build_naming(
     let mut cgroup_namespaces: HashMap<i32, (u64, u64)> = HashMap::default();
     let mut released = 0u64;
     // With call graphs, samples are resolved on this thread and added to
-    // the hists on another (see Pipe); PREC_REPORT_SEQUENTIAL=1 does both
-    // here, for comparing the two.
-    let pipelined =
-        cg_on && !options.branch_mode && std::env::var_os("PREC_REPORT_SEQUENTIAL").is_none();
+    // the hists on another (see Pipe); with PREC_REPORT_SEQUENTIAL=1 this
+    // thread adds them too, for comparing the two.
+    let pipelined = cg_on && !options.branch_mode;
+    let mut entry_keys = EntryKeys::default();
     let mut added: Option<Adder> = None;
     std::thread::scope(|scope| {
         let mut pipe: Option<Pipe> = None;
         let mut adding = None;
         if pipelined {
-            let (send, receive) = std::sync::mpsc::sync_channel(PIPE_AHEAD);
-            let adder = Adder {
+            let adder = || Adder {
                 hists: hists.clone(),
                 replay: SampleReplay::default(),
                 callchain_period: callchain_period.clone(),
                 graph_log: Vec::new(),
                 scratch: FreshScratch::default(),
+                entries: EntryIds::default(),
                 frames: Frames::default(),
                 strings: Strings::default(),
                 resolutions: Vec::new(),
-                own_entries: Vec::new(),
                 cgp: cgp.clone(),
                 sort: options.sort.clone(),
-                cg_on,
-                tree_keys,
                 tree_graphs,
                 cpu_utilization,
             };
-            if let Ok(handle) = std::thread::Builder::new()
-                .name("hists".into())
-                .spawn_scoped(scope, move || adder.run(receive))
-            {
-                pipe = Some(Pipe::new(send));
-                adding = Some(handle);
-                // The raw and tail tables hold the adding thread's outcomes.
-                raw_table.on = false;
-                tail_table.on = false;
+            let mut to = Adding::Inline(Box::new(adder()));
+            if std::env::var_os("PREC_REPORT_SEQUENTIAL").is_none() {
+                let (send, receive) = std::sync::mpsc::sync_channel(PIPE_AHEAD);
+                let thread = adder();
+                if let Ok(handle) = std::thread::Builder::new()
+                    .name("hists".into())
+                    .spawn_scoped(scope, move || thread.run(receive))
+                {
+                    to = Adding::Thread(send);
+                    adding = Some(handle);
+                }
             }
+            pipe = Some(Pipe::new(to));
+            // The raw and tail tables would hold the adding side's outcomes.
+            raw_table.on = false;
+            tail_table.on = false;
         }
         for r in records {
             let Delivered {
@@ -2415,14 +2418,17 @@ fn build_naming(
                                 key.srcfile = src.1.map_or(0, |s| s.0 + 1);
                             }
                         }
-                        let own = OwnEntry {
-                            key,
+                        let own_seed = EntrySeed {
                             level: loc.level,
                             map: loc.map,
                             addr: loc.addr,
                             sym,
                             srcline: src.0,
                             srcfile: src.1,
+                        };
+                        let mut own = OwnEntry {
+                            entry: 0,
+                            level: loc.level,
                             comm: loc.comm,
                             trace,
                             parent,
@@ -2437,10 +2443,24 @@ fn build_naming(
                             socket,
                             time: time_bucket,
                         };
+                        // With call graphs the adding side has the entries:
+                        // here they are key ids.
                         let idx = match &mut pipe {
-                            Some(pipe) => pipe.own_key_id(&own.key) as usize,
-                            None => entry_index(&mut hists[ai], &own, &values, cpu_utilization),
+                            Some(pipe) => {
+                                let (id, new) = entry_keys.id(ai, key);
+                                if new {
+                                    pipe.seeds().push(own_seed);
+                                }
+                                id as usize
+                            }
+                            None => entry_index(
+                                &mut hists[ai],
+                                key,
+                                (&own_seed, &own, &values),
+                                cpu_utilization,
+                            ),
                         };
+                        own.entry = idx as u32;
                         if cg_on {
                             fids.clear();
                             for (i, f) in chain.iter().enumerate() {
@@ -2558,6 +2578,8 @@ fn build_naming(
                                         strings: &mut strings,
                                         callchains: &mut callchains,
                                         dso_names: &mut dso_names,
+                                        keys: &mut entry_keys,
+                                        new_seeds: pipe.seeds(),
                                     },
                                     &SeedParams {
                                         sort: &options.sort,
@@ -2567,6 +2589,7 @@ fn build_naming(
                                         tree_graphs,
                                     },
                                     &OwnSeed {
+                                        ai,
                                         level: loc.level,
                                         comm: loc.comm,
                                         tid: th_tid,
@@ -2587,8 +2610,12 @@ fn build_naming(
                                     frames,
                                 });
                             }
-                            if !pipe.add_sample(resolved, values, &replay_ips, &cg_frames, &strings)
-                            {
+                            if !pipe.add_sample(
+                                resolved,
+                                values,
+                                &replay_ips,
+                                (&cg_frames, &strings),
+                            ) {
                                 // The adding thread failed: its join says why.
                                 break;
                             }
@@ -2645,40 +2672,9 @@ fn build_naming(
                         let stale = resolved_pending
                             .stale()
                             .or(raw_pending.as_ref().and_then(|p| p.stale()));
-                        let frames = if cg_on {
-                            frame_seeds(
-                                &chain,
-                                &fids,
-                                Seeder {
-                                    machine: &machine,
-                                    resolver: &mut resolver,
-                                    strings: &mut strings,
-                                    callchains: &mut callchains,
-                                    dso_names: &mut dso_names,
-                                },
-                                &SeedParams {
-                                    sort: &options.sort,
-                                    children: cgp.children,
-                                    key: cgp.key,
-                                    need_src,
-                                    tree_graphs,
-                                },
-                                &OwnSeed {
-                                    level: loc.level,
-                                    comm: loc.comm,
-                                    tid: th_tid,
-                                    cpu,
-                                    cgroup,
-                                    cgroup_ns,
-                                    socket,
-                                    time: time_bucket,
-                                    parent,
-                                    trace: key.trace,
-                                },
-                            )
-                        } else {
-                            Vec::new()
-                        };
+                        // Without call graphs (with them the Pipe has the
+                        // samples).
+                        let frames = Vec::new();
                         let res = Resolution {
                             ai,
                             cpumode: r.cpumode(),
@@ -2693,6 +2689,7 @@ fn build_naming(
                                 replay: &mut replay,
                                 callchain_period: &mut callchain_period,
                                 graph_log: &mut graph_log,
+                                entries: &mut EntryIds::default(),
                             },
                             (&res, &values, &replay_ips, idx),
                             (resolved_pending, stale),
@@ -2724,6 +2721,9 @@ fn build_naming(
         }
         if let Some(mut pipe) = pipe {
             pipe.flush(&cg_frames, &strings);
+            if let Adding::Inline(adder) = pipe.adding {
+                added = Some(*adder);
+            }
         }
         if let Some(handle) = adding {
             added = Some(
@@ -2738,6 +2738,7 @@ fn build_naming(
         replay = adder.replay;
         callchain_period = adder.callchain_period;
         graph_log = adder.graph_log;
+        entry_keys.index(&mut hists, &adder.entries);
     }
     for (ai, count, period, effects) in replay.take_repeats() {
         apply_effects(&mut hists[ai], effects, count, period);
@@ -3161,12 +3162,34 @@ struct Resolution {
     frames: Vec<FrameSeed>,
 }
 
-/// The sample's own entry: its key, and what a new entry takes from the
-/// sample's resolution (its children entries take the comm, trace output,
-/// parent and filters too).
+/// The sample's own entry, and what its children entries take from it.
 #[derive(Clone, Copy)]
 struct OwnEntry {
-    key: Key,
+    /// Its key's id (see [`EntryKeys`]); in the pass without call graphs,
+    /// the entry's index.
+    entry: u32,
+    level: u8,
+    comm: CommId,
+    trace: Option<StrId>,
+    parent: Option<StrId>,
+    filtered: u8,
+}
+
+/// A call-graph frame of a [`Resolution`]: the frame (at the address of the
+/// sample that made it) and, with `--children`, its entry's key id and
+/// level.
+#[derive(Clone, Copy)]
+struct FrameSeed {
+    frame: CursorFrame,
+    entry: u32,
+    level: u8,
+}
+
+/// What a new entry takes from the resolution of its first sample, besides
+/// that sample's values and its [`OwnEntry`]'s comm, trace output, parent
+/// and filters.
+#[derive(Clone, Copy)]
+struct EntrySeed {
     level: u8,
     map: Option<Map>,
     /// perf's `he->ip` (`al->addr`).
@@ -3174,55 +3197,126 @@ struct OwnEntry {
     sym: Option<SymId>,
     srcline: Option<StrId>,
     srcfile: Option<StrId>,
-    comm: CommId,
-    trace: Option<StrId>,
-    parent: Option<StrId>,
-    filtered: u8,
 }
 
-/// The index of `own`'s entry in `h`, a new one made from `own` and
-/// `values` if it has none.
-fn entry_index(
-    h: &mut Hists,
+/// The entry made from `seed` for a sample with `values` whose own entry
+/// is `own`.
+fn new_entry(
+    seed: &EntrySeed,
     own: &OwnEntry,
     values: &SampleValues,
     cpu_utilization: bool,
+) -> Entry {
+    Entry {
+        level: seed.level,
+        map: seed.map,
+        addr: seed.addr,
+        sym: seed.sym,
+        srcline: seed.srcline,
+        srcfile: seed.srcfile,
+        trace: own.trace,
+        cpu: values.cpu,
+        cgroup: values.cgroup,
+        cgroup_ns: values.cgroup_ns,
+        time: values.time,
+        socket: values.socket,
+        parent: own.parent,
+        filtered: own.filtered,
+        mode_periods: cpu_utilization.then(Box::<ModePeriods>::default),
+        ..Entry::blank(values.thread, own.comm)
+    }
+}
+
+/// The index of the entry with `key` in `h`, a new one made from `seed` if
+/// it has none.
+fn entry_index(
+    h: &mut Hists,
+    key: Key,
+    (seed, own, values): (&EntrySeed, &OwnEntry, &SampleValues),
+    cpu_utilization: bool,
 ) -> usize {
     let n = h.entries.len();
-    let idx = *h.index.entry(own.key).or_insert(n);
+    let idx = *h.index.entry(key).or_insert(n);
     if idx == n {
-        h.entries.push(Entry {
-            level: own.level,
-            map: own.map,
-            addr: own.addr,
-            sym: own.sym,
-            srcline: own.srcline,
-            srcfile: own.srcfile,
-            trace: own.trace,
-            cpu: values.cpu,
-            cgroup: values.cgroup,
-            cgroup_ns: values.cgroup_ns,
-            time: values.time,
-            socket: values.socket,
-            parent: own.parent,
-            filtered: own.filtered,
-            mode_periods: cpu_utilization.then(Box::<ModePeriods>::default),
-            ..Entry::blank(values.thread, own.comm)
-        });
+        h.entries
+            .push(new_entry(seed, own, values, cpu_utilization));
     }
     idx
 }
 
-/// A call-graph frame of a [`Resolution`]: its frame (at the address of the
-/// sample that made it) and, with `--children`, its entry.
-struct FrameSeed {
-    frame: CursorFrame,
-    key: Key,
-    level: u8,
-    map: Option<Map>,
-    sym: Option<SymId>,
-    srcline: Option<StrId>,
-    srcfile: Option<StrId>,
+/// Entry keys by id, for the pass with call graphs: its resolved keys and
+/// [`Resolution`]s name entries by the ids of their keys, which the adding
+/// side turns into entries ([`EntryIds`]).
+#[derive(Default)]
+struct EntryKeys {
+    ids: HashMap<(u32, Key), u32>,
+}
+
+impl EntryKeys {
+    /// The id of `key` in hists `ai`, and whether it is new.
+    fn id(&mut self, ai: usize, key: Key) -> (u32, bool) {
+        let next = self.ids.len() as u32;
+        let id = *self.ids.entry((ai as u32, key)).or_insert(next);
+        (id, id == next)
+    }
+
+    /// Fills each hists' index of keys with the entries of `entries`.
+    fn index(self, hists: &mut [Hists], entries: &EntryIds) {
+        for ((ai, key), id) in self.ids {
+            let Some(&idx) = entries.of.get(id as usize) else {
+                continue;
+            };
+            if let Some(h) = hists.get_mut(ai as usize).filter(|_| idx != NO_ENTRY) {
+                h.index.insert(key, idx as usize);
+            }
+        }
+    }
+}
+
+/// The adding side's entries by key id (see [`EntryKeys`]), each made from
+/// its key's seed when first used.
+#[derive(Default)]
+struct EntryIds {
+    /// Per key id, its entry's index ([`NO_ENTRY`] until made).
+    of: Vec<u32>,
+    seeds: Vec<EntrySeed>,
+}
+
+const NO_ENTRY: u32 = u32::MAX;
+
+impl EntryIds {
+    /// Takes the seeds of the next key ids.
+    fn add_seeds(&mut self, seeds: &[EntrySeed]) {
+        self.seeds.extend_from_slice(seeds);
+        self.of.resize(self.seeds.len(), NO_ENTRY);
+    }
+
+    /// The index of key `id`'s entry in `h`, made now for a sample with
+    /// `values` whose own entry is `own` if it has none.
+    fn entry(
+        &mut self,
+        h: &mut Hists,
+        id: u32,
+        (own, values): (&OwnEntry, &SampleValues),
+        cpu_utilization: bool,
+    ) -> usize {
+        let Some(&idx) = self.of.get(id as usize) else {
+            // No seed: not sent, which the resolving side never does.
+            return usize::MAX;
+        };
+        if idx != NO_ENTRY {
+            return idx as usize;
+        }
+        let idx = h.entries.len();
+        h.entries.push(new_entry(
+            &self.seeds[id as usize],
+            own,
+            values,
+            cpu_utilization,
+        ));
+        self.of[id as usize] = idx as u32;
+        idx
+    }
 }
 
 /// What a sample's entries take from the sample itself (a new entry takes
@@ -3245,6 +3339,9 @@ struct Seeder<'a> {
     strings: &'a mut Strings,
     callchains: &'a mut Callchains,
     dso_names: &'a mut HashMap<DsoId, u32>,
+    /// The entry keys, and the seeds of the new ones (in id order).
+    keys: &'a mut EntryKeys,
+    new_seeds: &'a mut Vec<EntrySeed>,
 }
 
 /// The report's options [`frame_seeds`] reads.
@@ -3258,6 +3355,7 @@ struct SeedParams<'a> {
 
 /// What the children entries' keys take from the sample's own entry.
 struct OwnSeed {
+    ai: usize,
     level: u8,
     comm: CommId,
     tid: i32,
@@ -3287,6 +3385,8 @@ fn frame_seeds(
         strings,
         callchains,
         dso_names,
+        keys,
+        new_seeds,
     } = seeder;
     let mut seeds = Vec::with_capacity(chain.len());
     // fill_callchain_info keeps the level of the last frame with a map for
@@ -3296,12 +3396,8 @@ fn frame_seeds(
         if !p.children {
             seeds.push(FrameSeed {
                 frame,
-                key: Key::default(),
+                entry: NO_ENTRY,
                 level,
-                map: f.map,
-                sym: f.sym,
-                srcline: None,
-                srcfile: None,
             });
             continue;
         }
@@ -3378,14 +3474,21 @@ fn frame_seeds(
                 _ => {}
             }
         }
+        let (entry, new) = keys.id(own.ai, ck);
+        if new {
+            new_seeds.push(EntrySeed {
+                level,
+                map: f.map,
+                addr: f.ip,
+                sym: f.sym,
+                srcline: csrc.0,
+                srcfile: csrc.1,
+            });
+        }
         seeds.push(FrameSeed {
             frame,
-            key: ck,
+            entry,
             level,
-            map: f.map,
-            sym: f.sym,
-            srcline: csrc.0,
-            srcfile: csrc.1,
         });
     }
     seeds
@@ -3411,6 +3514,8 @@ struct Pass<'p, 'a> {
     replay: &'p mut SampleReplay<'a>,
     callchain_period: &'p mut [u64],
     graph_log: &'p mut Vec<GraphLog>,
+    /// The children entries by key id.
+    entries: &'p mut EntryIds,
 }
 
 /// The report's options [`fresh`] reads.
@@ -3452,10 +3557,10 @@ fn fresh<'a>(
         replay,
         callchain_period,
         graph_log,
+        entries,
     } = pass;
     let cgp = p.cgp;
     let want = |k: SortKey| p.sort.contains(&k);
-    let mode_periods = || p.cpu_utilization.then(Box::<ModePeriods>::default);
     let ai = res.ai;
     let period = values.period;
     effects.clear();
@@ -3525,40 +3630,19 @@ fn fresh<'a>(
         if cgp.children {
             he_cache.clear();
             he_cache.push(idx as u32);
+            // perf's he_tmp lacks the socket, the time and the cgroup: with
+            // those keys only socket 0 / time 0 / cgroup 0 entries match,
+            // and the others add each frame's period again.
+            let no_dedup = (values.socket != 0 && want(SortKey::Socket))
+                || (values.time != 0 && want(SortKey::Time))
+                || (values.cgroup != 0 && want(SortKey::Cgroup))
+                || (values.cgroup_ns != (0, 0) && want(SortKey::CgroupId));
             for (i, f) in res.frames.iter().enumerate() {
-                // perf's he_tmp lacks the socket, the time and the cgroup:
-                // with those keys only socket 0 / time 0 / cgroup 0 entries
-                // match, and the others add each frame's period again.
-                let no_dedup = (values.socket != 0 && want(SortKey::Socket))
-                    || (values.time != 0 && want(SortKey::Time))
-                    || (values.cgroup != 0 && want(SortKey::Cgroup))
-                    || (values.cgroup_ns != (0, 0) && want(SortKey::CgroupId));
-                let n = h.entries.len();
-                let cidx = *h.index.entry(f.key).or_insert(n);
-                if !no_dedup && he_cache.contains(&(cidx as u32)) {
+                let cidx = entries.entry(h, f.entry, (&res.own, values), p.cpu_utilization);
+                if cidx == usize::MAX || (!no_dedup && he_cache.contains(&(cidx as u32))) {
                     continue;
                 }
                 he_cache.push(cidx as u32);
-                if cidx == n {
-                    h.entries.push(Entry {
-                        level: f.level,
-                        map: f.map,
-                        addr: ips.get(i).copied().unwrap_or(0),
-                        sym: f.sym,
-                        srcline: f.srcline,
-                        srcfile: f.srcfile,
-                        trace: res.own.trace,
-                        cpu: values.cpu,
-                        cgroup: values.cgroup,
-                        cgroup_ns: values.cgroup_ns,
-                        time: values.time,
-                        socket: values.socket,
-                        parent: res.own.parent,
-                        filtered: res.own.filtered,
-                        mode_periods: mode_periods(),
-                        ..Entry::blank(values.thread, res.own.comm)
-                    });
-                }
                 let cg = h.entries[cidx].cg.get_or_insert_with(Default::default);
                 cg.acc_period += period;
                 cg.acc_count += 1;
@@ -3644,9 +3728,9 @@ const PIPE_BATCH: usize = 1024;
 /// Batches the resolving thread may be ahead.
 const PIPE_AHEAD: usize = 4;
 
-/// Resolved samples handed from the thread that resolves them to the one
-/// that adds them to the hists (see [`Pipe`]), with what the adding thread
-/// needs to know of the resolving one's tables since the last batch.
+/// Resolved samples handed from the side that resolves them to the one that
+/// adds them to the hists (see [`Pipe`]), with what the adding side needs
+/// to know of the resolving side's tables since the last batch.
 #[derive(Default)]
 struct Batch {
     samples: Vec<PipedSample>,
@@ -3655,6 +3739,9 @@ struct Batch {
     /// The resolutions of the resolved keys first seen in this batch, in
     /// the order of their ids.
     resolutions: Vec<Resolution>,
+    /// The seeds of the entry keys first seen in this batch, in the order
+    /// of their ids.
+    seeds: Vec<EntrySeed>,
     /// Call-graph frames and strings interned since the last batch.
     frames: Vec<crate::callgraph::FrameInfo>,
     strings: Vec<String>,
@@ -3668,7 +3755,15 @@ struct PipedSample {
     ips: (u32, u32),
 }
 
-/// The resolving end of the pipelined sample pass.
+/// Where a [`Pipe`] hands batches to.
+enum Adding {
+    Thread(std::sync::mpsc::SyncSender<Batch>),
+    /// No thread (PREC_REPORT_SEQUENTIAL=1, or none could be started): the
+    /// resolving side adds them.
+    Inline(Box<Adder>),
+}
+
+/// The resolving side of the sample pass with call graphs.
 ///
 /// With call graphs, resolving a sample (its maps, symbols and frames) and
 /// adding it to the entries and their call trees each took about half of a
@@ -3676,14 +3771,12 @@ struct PipedSample {
 /// through the trees; what a sample resolves to depends on the records
 /// before it, which the resolving thread reads. So one thread resolves each
 /// sample to its resolved key (see [`crate::replay`]), interned as an id,
-/// and the other adds the samples in order, by id: a key's [`Resolution`]
-/// is made once and sent with the first sample that has it.
+/// and another ([`Adder`]) adds the samples in order, by id: a key's
+/// [`Resolution`] is made once and sent with the first sample that has it.
 struct Pipe {
-    send: std::sync::mpsc::SyncSender<Batch>,
+    adding: Adding,
     batch: Batch,
-    /// Own-entry keys by id: the id stands for the entry in resolved keys.
-    own_keys: HashMap<Key, u32>,
-    /// Resolved keys by id.
+    /// Resolved keys (context words, then frame ids) by id.
     resolved: HashMap<Box<[u64]>, u32>,
     key: Vec<u64>,
     frames_sent: usize,
@@ -3691,22 +3784,15 @@ struct Pipe {
 }
 
 impl Pipe {
-    fn new(send: std::sync::mpsc::SyncSender<Batch>) -> Pipe {
+    fn new(adding: Adding) -> Pipe {
         Pipe {
-            send,
+            adding,
             batch: Batch::default(),
-            own_keys: HashMap::default(),
             resolved: HashMap::default(),
             key: Vec::new(),
             frames_sent: 0,
             strings_sent: 0,
         }
-    }
-
-    /// The id of an own entry's key.
-    fn own_key_id(&mut self, key: &Key) -> u32 {
-        let next = self.own_keys.len() as u32;
-        *self.own_keys.entry(*key).or_insert(next)
     }
 
     /// The id of the resolved key of `context` words and `frames`; true
@@ -3728,6 +3814,11 @@ impl Pipe {
         self.batch.resolutions.push(res);
     }
 
+    /// The seeds of new entry keys (see [`frame_seeds`]), in id order.
+    fn seeds(&mut self) -> &mut Vec<EntrySeed> {
+        &mut self.batch.seeds
+    }
+
     /// Queues a sample; hands the batch over when it is full. False when
     /// the adding thread is gone.
     fn add_sample(
@@ -3735,8 +3826,7 @@ impl Pipe {
         resolved: u32,
         values: SampleValues,
         ips: &[u64],
-        frames: &Frames,
-        strings: &Strings,
+        (frames, strings): (&Frames, &Strings),
     ) -> bool {
         let start = self.batch.ips.len() as u32;
         self.batch.ips.extend_from_slice(ips);
@@ -3755,51 +3845,56 @@ impl Pipe {
         self.frames_sent = frames.len();
         batch.strings = strings.since(self.strings_sent).to_vec();
         self.strings_sent = strings.len();
-        self.send.send(batch).is_ok()
+        match &mut self.adding {
+            Adding::Thread(send) => send.send(batch).is_ok(),
+            Adding::Inline(adder) => {
+                adder.take(batch);
+                true
+            }
+        }
     }
 }
 
-/// The adding end of the pipelined sample pass (see [`Pipe`]): the hists
-/// and what the pass remembers of resolved samples, and copies of the
-/// resolving thread's frames and strings that the call trees compare.
+/// The adding side of the sample pass with call graphs (see [`Pipe`]): the
+/// hists and what the pass remembers of resolved samples, and copies of
+/// the resolving side's frames and strings that the call trees compare.
 struct Adder {
     hists: Vec<Hists>,
     replay: SampleReplay<'static>,
     callchain_period: Vec<u64>,
     graph_log: Vec<GraphLog>,
     scratch: FreshScratch,
+    entries: EntryIds,
     frames: Frames,
     strings: Strings,
     resolutions: Vec<Resolution>,
-    /// Per resolved id, the index of its own entry (u32::MAX until known).
-    own_entries: Vec<u32>,
     cgp: crate::callgraph::Params,
     sort: Vec<SortKey>,
-    cg_on: bool,
-    tree_keys: bool,
     tree_graphs: bool,
     cpu_utilization: bool,
 }
 
 impl Adder {
-    /// Adds the batches' samples in order until the resolving thread is done.
+    /// Adds the batches' samples in order until the resolving side is done.
     fn run(mut self, batches: std::sync::mpsc::Receiver<Batch>) -> Adder {
         for batch in batches {
-            self.frames.extend_copy(&batch.frames);
-            self.strings.extend_copy(batch.strings);
-            for res in batch.resolutions {
-                self.resolutions.push(res);
-                self.own_entries.push(u32::MAX);
-            }
-            for s in &batch.samples {
-                let ips = batch
-                    .ips
-                    .get(s.ips.0 as usize..s.ips.1 as usize)
-                    .unwrap_or(&[]);
-                self.add(s, ips);
-            }
+            self.take(batch);
         }
         self
+    }
+
+    fn take(&mut self, batch: Batch) {
+        self.frames.extend_copy(&batch.frames);
+        self.strings.extend_copy(batch.strings);
+        self.entries.add_seeds(&batch.seeds);
+        self.resolutions.extend(batch.resolutions);
+        for s in &batch.samples {
+            let ips = batch
+                .ips
+                .get(s.ips.0 as usize..s.ips.1 as usize)
+                .unwrap_or(&[]);
+            self.add(s, ips);
+        }
     }
 
     fn add(&mut self, s: &PipedSample, ips: &[u64]) {
@@ -3809,26 +3904,24 @@ impl Adder {
             callchain_period,
             graph_log,
             scratch,
+            entries,
             frames,
             strings,
             resolutions,
-            own_entries,
             cgp,
             sort,
-            ..
+            tree_graphs,
+            cpu_utilization,
         } = self;
         let Some(res) = resolutions.get(s.resolved as usize) else {
             return;
         };
         let ai = res.ai;
-        let idx = match own_entries[s.resolved as usize] {
-            u32::MAX => {
-                let idx = entry_index(&mut hists[ai], &res.own, &s.values, self.cpu_utilization);
-                own_entries[s.resolved as usize] = idx as u32;
-                idx
-            }
-            idx => idx as usize,
-        };
+        let own = (&res.own, &s.values);
+        let idx = entries.entry(&mut hists[ai], res.own.entry, own, *cpu_utilization);
+        if idx == usize::MAX {
+            return;
+        }
         let found = replay.find_resolved(
             &[s.resolved as u64],
             &[],
@@ -3840,18 +3933,14 @@ impl Adder {
                 strings,
             },
         );
-        let period = s.values.period;
         let pending = match found {
             Ok(i) => {
                 count_replayed(
                     replay,
                     (&mut hists[ai], &mut callchain_period[ai]),
-                    self.tree_graphs.then_some(graph_log),
-                    (i, period, || s.values.thread),
+                    tree_graphs.then_some(graph_log),
+                    (i, s.values.period, || s.values.thread),
                 );
-                if self.tree_keys {
-                    hists[ai].hits.push((idx as u32, res.cpumode, period));
-                }
                 return;
             }
             Err(pending) => pending,
@@ -3869,6 +3958,7 @@ impl Adder {
                 replay,
                 callchain_period,
                 graph_log,
+                entries,
             },
             (res, &s.values, ips, idx),
             (pending, stale),
@@ -3877,10 +3967,10 @@ impl Adder {
                 frames,
                 strings,
                 sort,
-                cg_on: self.cg_on,
-                tree_keys: self.tree_keys,
-                tree_graphs: self.tree_graphs,
-                cpu_utilization: self.cpu_utilization,
+                cg_on: true,
+                tree_keys: false,
+                tree_graphs: *tree_graphs,
+                cpu_utilization: *cpu_utilization,
             },
         );
     }
