@@ -864,6 +864,10 @@ pub struct Hists {
     /// with `--children` one per chain element), each with the call-tree
     /// node its chain reached; samples that repeat one share its range.
     graph_effects: Vec<Effect>,
+    /// With the call-graph pass's entries in shards (see [`Shard`]): per
+    /// entry, the sample that made it and its place in that sample (0 for
+    /// its own entry, 1 + the frame's for a children entry).
+    created: Vec<(u64, u32)>,
     pub nr_samples: u64,
     pub total_period: u64,
     /// Members of the group this event leads in the recording (1: none);
@@ -1647,6 +1651,7 @@ fn build_naming(
             hits: Vec::new(),
             graph_hits: Vec::new(),
             graph_effects: Vec::new(),
+            created: Vec::new(),
             hierarchy: Vec::new(),
             hierarchy_roots: Vec::new(),
             attr_index: i,
@@ -1831,12 +1836,13 @@ fn build_naming(
     // thread adds them too, for comparing the two.
     let pipelined = cg_on && !options.branch_mode;
     let mut entry_keys = EntryKeys::default();
-    let mut added: Option<Adder> = None;
+    let mut sample_seq = 0u64;
+    let mut added: Vec<Adder> = Vec::new();
     std::thread::scope(|scope| {
         let mut pipe: Option<Pipe> = None;
-        let mut adding = None;
+        let mut adding = Vec::new();
         if pipelined {
-            let adder = || Adder {
+            let adder = |shard| Adder {
                 hists: hists.clone(),
                 replay: SampleReplay::default(),
                 callchain_period: callchain_period.clone(),
@@ -1850,17 +1856,42 @@ fn build_naming(
                 sort: options.sort.clone(),
                 tree_graphs,
                 cpu_utilization,
+                shard,
             };
-            let mut to = Adding::Inline(Box::new(adder()));
+            let mut to = Adding::Inline(Box::new(adder(Shard::ALL)));
             if std::env::var_os("PREC_REPORT_SEQUENTIAL").is_none() {
-                let (send, receive) = std::sync::mpsc::sync_channel(PIPE_AHEAD);
-                let thread = adder();
-                if let Ok(handle) = std::thread::Builder::new()
-                    .name("hists".into())
-                    .spawn_scoped(scope, move || thread.run(receive))
-                {
-                    to = Adding::Thread(send);
-                    adding = Some(handle);
+                // Graph effects are logged per sample, across its entries.
+                let count: u32 = if tree_graphs {
+                    1
+                } else {
+                    std::env::var("PREC_ADDERS")
+                        .ok()
+                        .and_then(|v| v.parse().ok())
+                        .unwrap_or(2)
+                };
+                let mut sends = Vec::new();
+                for index in 0..count {
+                    let (send, receive) = std::sync::mpsc::sync_channel(PIPE_AHEAD);
+                    let thread = adder(Shard { index, count });
+                    match std::thread::Builder::new()
+                        .name("hists".into())
+                        .spawn_scoped(scope, move || thread.run(receive))
+                    {
+                        Ok(handle) => {
+                            sends.push(send);
+                            adding.push(handle);
+                        }
+                        Err(_) => break,
+                    }
+                }
+                if sends.len() == count as usize {
+                    to = Adding::Threads(sends);
+                } else {
+                    // Those that started end with no samples.
+                    drop(sends);
+                    for handle in adding.drain(..) {
+                        let _ = handle.join();
+                    }
                 }
             }
             pipe = Some(Pipe::new(to));
@@ -2049,6 +2080,7 @@ fn build_naming(
                                             (&mut hists[ai], &mut callchain_period[ai]),
                                             tree_graphs.then_some(&mut graph_log),
                                             (i, period, thread),
+                                            Shard::ALL,
                                         );
                                     }
                                     continue;
@@ -2119,6 +2151,7 @@ fn build_naming(
                                         (&mut hists[ai], &mut callchain_period[ai]),
                                         tree_graphs.then_some(&mut graph_log),
                                         (i, period, || loc.thread),
+                                        Shard::ALL,
                                     );
                                     if let Some(pending) = raw_pending {
                                         let outcome = RawOutcome {
@@ -2419,6 +2452,7 @@ fn build_naming(
                             }
                         }
                         let own_seed = EntrySeed {
+                            ai: ai as u32,
                             level: loc.level,
                             map: loc.map,
                             addr: loc.addr,
@@ -2434,7 +2468,9 @@ fn build_naming(
                             parent,
                             filtered,
                         };
+                        sample_seq += 1;
                         let values = SampleValues {
+                            seq: sample_seq,
                             period,
                             thread: loc.thread,
                             cpu,
@@ -2639,6 +2675,7 @@ fn build_naming(
                                     (&mut hists[ai], &mut callchain_period[ai]),
                                     tree_graphs.then_some(&mut graph_log),
                                     (i, period, || loc.thread),
+                                    Shard::ALL,
                                 );
                                 if tree_keys {
                                     hists[ai].hits.push((idx as u32, r.cpumode(), period));
@@ -2691,9 +2728,10 @@ fn build_naming(
                                 graph_log: &mut graph_log,
                                 entries: &mut EntryIds::default(),
                             },
-                            (&res, &values, &replay_ips, idx),
+                            (&res, &values, &replay_ips, Some(idx)),
                             (resolved_pending, stale),
                             &FreshParams {
+                                shard: Shard::ALL,
                                 cgp: &cgp,
                                 frames: &cg_frames,
                                 strings: &strings,
@@ -2721,19 +2759,20 @@ fn build_naming(
         }
         if let Some(mut pipe) = pipe {
             pipe.flush(&cg_frames, &strings);
-            if let Adding::Inline(adder) = pipe.adding {
-                added = Some(*adder);
+            if let Adding::Inline(mut adder) = pipe.adding {
+                adder.finish();
+                added.push(*adder);
             }
         }
-        if let Some(handle) = adding {
-            added = Some(
+        for handle in adding {
+            added.push(
                 handle
                     .join()
                     .unwrap_or_else(|e| std::panic::resume_unwind(e)),
             );
         }
     });
-    if let Some(adder) = added {
+    if let Some(adder) = Adder::merge(added) {
         hists = adder.hists;
         replay = adder.replay;
         callchain_period = adder.callchain_period;
@@ -3190,6 +3229,8 @@ struct FrameSeed {
 /// and filters.
 #[derive(Clone, Copy)]
 struct EntrySeed {
+    /// The index of the entry's hists.
+    ai: u32,
     level: u8,
     map: Option<Map>,
     /// perf's `he->ip` (`al->addr`).
@@ -3292,12 +3333,13 @@ impl EntryIds {
     }
 
     /// The index of key `id`'s entry in `h`, made now for a sample with
-    /// `values` whose own entry is `own` if it has none.
+    /// `values` whose own entry is `own` if it has none (at `place` in
+    /// that sample, when the entries are in shards).
     fn entry(
         &mut self,
         h: &mut Hists,
         id: u32,
-        (own, values): (&OwnEntry, &SampleValues),
+        (own, values, place): (&OwnEntry, &SampleValues, Option<(u64, u32)>),
         cpu_utilization: bool,
     ) -> usize {
         let Some(&idx) = self.of.get(id as usize) else {
@@ -3315,7 +3357,37 @@ impl EntryIds {
             cpu_utilization,
         ));
         self.of[id as usize] = idx as u32;
+        if let Some(place) = place {
+            h.created.push(place);
+        }
         idx
+    }
+}
+
+/// Which entries an [`Adder`] adds to: those whose key ids are in shard
+/// `index` of `count`. Each call tree depends only on the appends to it, so
+/// entries can be added to on different threads; the entries made are put
+/// back in the order one thread would have made them.
+#[derive(Clone, Copy, Debug)]
+struct Shard {
+    index: u32,
+    count: u32,
+}
+
+impl Shard {
+    const ALL: Shard = Shard { index: 0, count: 1 };
+
+    fn has(self, entry: u32) -> bool {
+        self.count == 1 || (entry.wrapping_mul(0x9e37_79b9) >> 16) % self.count == self.index
+    }
+
+    /// The shard that counts the hists' samples and periods.
+    fn counts_totals(self) -> bool {
+        self.index == 0
+    }
+
+    fn sharded(self) -> bool {
+        self.count > 1
     }
 }
 
@@ -3323,6 +3395,8 @@ impl EntryIds {
 /// the first sample's).
 #[derive(Clone, Copy)]
 struct SampleValues {
+    /// The sample's number in the pass.
+    seq: u64,
     period: u64,
     thread: ThreadId,
     cpu: u32,
@@ -3477,6 +3551,7 @@ fn frame_seeds(
         let (entry, new) = keys.id(own.ai, ck);
         if new {
             new_seeds.push(EntrySeed {
+                ai: own.ai as u32,
                 level,
                 map: f.map,
                 addr: f.ip,
@@ -3520,6 +3595,7 @@ struct Pass<'p, 'a> {
 
 /// The report's options [`fresh`] reads.
 struct FreshParams<'a> {
+    shard: Shard,
     cgp: &'a crate::callgraph::Params,
     frames: &'a Frames,
     strings: &'a Strings,
@@ -3531,15 +3607,16 @@ struct FreshParams<'a> {
 }
 
 /// Adds a sample that no remembered resolution covers to its own entry
-/// (number `idx`, in the hists of `res`) and, with call graphs, its chain
-/// to the entries' call trees, as perf's `hist_entry_iter` does; remembers
-/// what it did under `pending` (see [`SampleReplay::remember_resolved`]).
-/// `ips` are the addresses of the sample's call-graph frames. Returns the
-/// resolved sample's index, `None` when its effects cannot be replayed.
+/// (number `idx`, in the hists of `res`; `None` when not in this shard) and,
+/// with call graphs, its chain to the entries' call trees, as perf's
+/// `hist_entry_iter` does; remembers what it did under `pending` (see
+/// [`SampleReplay::remember_resolved`]). `ips` are the addresses of the
+/// sample's call-graph frames. Returns the resolved sample's index, `None`
+/// when its effects cannot be replayed.
 fn fresh<'a>(
     scratch: &mut FreshScratch,
     pass: Pass<'_, 'a>,
-    (res, values, ips, idx): (&Resolution, &SampleValues, &[u64], usize),
+    (res, values, ips, idx): (&Resolution, &SampleValues, &[u64], Option<usize>),
     (pending, stale): (crate::replay::Pending<'a>, Option<u32>),
     p: &FreshParams<'_>,
 ) -> Option<u32> {
@@ -3575,61 +3652,67 @@ fn fresh<'a>(
             .map(|(f, &ip)| f.frame.with_ip(ip)),
     );
     let mut replayable = true;
+    let totals = p.shard.counts_totals();
     let h = &mut hists[ai];
-    h.nr_samples += 1;
-    h.total_period += period;
-    if p.tree_keys {
+    if totals {
+        h.nr_samples += 1;
+        h.total_period += period;
+    }
+    if let (true, Some(idx)) = (p.tree_keys, idx) {
         h.hits.push((idx as u32, res.cpumode, period));
     }
-    let e = &mut h.entries[idx];
-    e.period += period;
-    e.nr_samples += 1;
-    e.add_mode_period(res.cpumode, period);
-    let mut own = Effect {
+    if let Some(e) = idx.and_then(|idx| h.entries.get_mut(idx)) {
+        e.period += period;
+        e.nr_samples += 1;
+        e.add_mode_period(res.cpumode, period);
+    }
+    let mut own = idx.map(|idx| Effect {
         entry: idx as u32,
         own: true,
         acc: false,
         cpumode: res.cpumode as u8,
         level: res.own.level,
         node: NO_NODE,
-    };
+    });
     if p.cg_on {
-        if cgp.enabled {
+        if cgp.enabled && totals {
             callchain_period[ai] += period;
         }
         let h = &mut hists[ai];
-        let cg = h.entries[idx].cg.get_or_insert_with(Default::default);
-        if cgp.children {
-            cg.acc_period += period;
-            cg.acc_count += 1;
-            own.acc = true;
-        }
         if cgp.enabled {
             walk_memo.start((ai as u64) << 32 | values.thread.0 as u64, fids);
         }
-        if cgp.enabled && res.has_callchain {
-            let a = append_memoized(
-                &mut cg.tree,
-                walk_memo,
-                (OWN, idx as u32),
-                fids,
-                period,
-                (cgp.key, p.frames, p.strings),
-                (&mut *checks, &mut *pins),
-            );
-            own.node = a.node.unwrap_or(NO_NODE);
-            replayable &= a.replayable;
-            if a.changed_mixed {
-                replay.trees_changed();
+        if let (Some(own), Some(idx)) = (&mut own, idx) {
+            let cg = h.entries[idx].cg.get_or_insert_with(Default::default);
+            if cgp.children {
+                cg.acc_period += period;
+                cg.acc_count += 1;
+                own.acc = true;
             }
-            if a.reorders {
-                let nodes = cg.tree.reordered().iter();
-                reordered.extend(nodes.map(|&n| (idx as u32, n)));
+            if cgp.enabled && res.has_callchain {
+                let a = append_memoized(
+                    &mut cg.tree,
+                    walk_memo,
+                    (OWN, idx as u32),
+                    fids,
+                    period,
+                    (cgp.key, p.frames, p.strings),
+                    (&mut *checks, &mut *pins),
+                );
+                own.node = a.node.unwrap_or(NO_NODE);
+                replayable &= a.replayable;
+                if a.changed_mixed {
+                    replay.trees_changed();
+                }
+                if a.reorders {
+                    let nodes = cg.tree.reordered().iter();
+                    reordered.extend(nodes.map(|&n| (idx as u32, n)));
+                }
             }
         }
         if cgp.children {
             he_cache.clear();
-            he_cache.push(idx as u32);
+            he_cache.extend(idx.map(|idx| idx as u32));
             // perf's he_tmp lacks the socket, the time and the cgroup: with
             // those keys only socket 0 / time 0 / cgroup 0 entries match,
             // and the others add each frame's period again.
@@ -3638,7 +3721,11 @@ fn fresh<'a>(
                 || (values.cgroup != 0 && want(SortKey::Cgroup))
                 || (values.cgroup_ns != (0, 0) && want(SortKey::CgroupId));
             for (i, f) in res.frames.iter().enumerate() {
-                let cidx = entries.entry(h, f.entry, (&res.own, values), p.cpu_utilization);
+                if !p.shard.has(f.entry) {
+                    continue;
+                }
+                let place = p.shard.sharded().then_some((values.seq, i as u32 + 1));
+                let cidx = entries.entry(h, f.entry, (&res.own, values, place), p.cpu_utilization);
                 if cidx == usize::MAX || (!no_dedup && he_cache.contains(&(cidx as u32))) {
                     continue;
                 }
@@ -3681,13 +3768,12 @@ fn fresh<'a>(
             walk_memo.finish();
         }
     }
-    effects.push(own);
     if p.tree_graphs {
         let g = &mut hists[ai].graph_effects;
         let start = g.len() as u32;
-        // perf adds the sample's own entry first.
-        g.push(own);
-        g.extend_from_slice(&effects[..effects.len() - 1]);
+        // perf adds the sample's own entry first (not sharded here).
+        g.extend(own);
+        g.extend_from_slice(effects);
         graph_log.push(GraphLog::Fresh(
             ai,
             start,
@@ -3696,6 +3782,7 @@ fn fresh<'a>(
             values.thread,
         ));
     }
+    effects.extend(own);
     for &(entry, node) in reordered.iter() {
         replay.reordered(ai, entry, node);
     }
@@ -3738,7 +3825,7 @@ struct Batch {
     ips: Vec<u64>,
     /// The resolutions of the resolved keys first seen in this batch, in
     /// the order of their ids.
-    resolutions: Vec<Resolution>,
+    resolutions: Vec<std::sync::Arc<Resolution>>,
     /// The seeds of the entry keys first seen in this batch, in the order
     /// of their ids.
     seeds: Vec<EntrySeed>,
@@ -3757,7 +3844,8 @@ struct PipedSample {
 
 /// Where a [`Pipe`] hands batches to.
 enum Adding {
-    Thread(std::sync::mpsc::SyncSender<Batch>),
+    /// The threads of each [`Shard`].
+    Threads(Vec<std::sync::mpsc::SyncSender<std::sync::Arc<Batch>>>),
     /// No thread (PREC_REPORT_SEQUENTIAL=1, or none could be started): the
     /// resolving side adds them.
     Inline(Box<Adder>),
@@ -3811,7 +3899,7 @@ impl Pipe {
     }
 
     fn add_resolution(&mut self, res: Resolution) {
-        self.batch.resolutions.push(res);
+        self.batch.resolutions.push(std::sync::Arc::new(res));
     }
 
     /// The seeds of new entry keys (see [`frame_seeds`]), in id order.
@@ -3846,9 +3934,12 @@ impl Pipe {
         batch.strings = strings.since(self.strings_sent).to_vec();
         self.strings_sent = strings.len();
         match &mut self.adding {
-            Adding::Thread(send) => send.send(batch).is_ok(),
+            Adding::Threads(sends) => {
+                let batch = std::sync::Arc::new(batch);
+                sends.iter().all(|send| send.send(batch.clone()).is_ok())
+            }
             Adding::Inline(adder) => {
-                adder.take(batch);
+                adder.take(&batch);
                 true
             }
         }
@@ -3867,27 +3958,108 @@ struct Adder {
     entries: EntryIds,
     frames: Frames,
     strings: Strings,
-    resolutions: Vec<Resolution>,
+    resolutions: Vec<std::sync::Arc<Resolution>>,
     cgp: crate::callgraph::Params,
     sort: Vec<SortKey>,
     tree_graphs: bool,
     cpu_utilization: bool,
+    shard: Shard,
 }
 
 impl Adder {
     /// Adds the batches' samples in order until the resolving side is done.
-    fn run(mut self, batches: std::sync::mpsc::Receiver<Batch>) -> Adder {
+    fn run(mut self, batches: std::sync::mpsc::Receiver<std::sync::Arc<Batch>>) -> Adder {
         for batch in batches {
-            self.take(batch);
+            self.take(&batch);
         }
+        self.finish();
         self
     }
 
-    fn take(&mut self, batch: Batch) {
+    /// The adders of each shard as one: their entries in the order one
+    /// adder would have made them.
+    fn merge(mut adders: Vec<Adder>) -> Option<Adder> {
+        if adders.len() <= 1 {
+            return adders.pop();
+        }
+        let count = adders.len() as u32;
+        // Per hists, per shard, per entry: its index in the merged hists.
+        let mut moved: Vec<Vec<Vec<u32>>> = Vec::new();
+        let mut hists = Vec::new();
+        for ai in 0..adders[0].hists.len() {
+            let mut order: Vec<(u64, u32, usize, usize)> = Vec::new();
+            let mut taken: Vec<Vec<Option<Entry>>> = Vec::new();
+            for (k, adder) in adders.iter_mut().enumerate() {
+                let h = &mut adder.hists[ai];
+                let created = std::mem::take(&mut h.created);
+                order.extend(
+                    created
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &(seq, place))| (seq, place, k, i)),
+                );
+                taken.push(
+                    std::mem::take(&mut h.entries)
+                        .into_iter()
+                        .map(Some)
+                        .collect(),
+                );
+            }
+            order.sort_unstable();
+            // The totals are the first shard's.
+            let mut h = adders[0].hists[ai].clone();
+            let mut new_index: Vec<Vec<u32>> =
+                taken.iter().map(|t| vec![NO_ENTRY; t.len()]).collect();
+            for (_, _, k, i) in order {
+                if let Some(e) = taken[k][i].take() {
+                    new_index[k][i] = h.entries.len() as u32;
+                    h.entries.push(e);
+                }
+            }
+            moved.push(new_index);
+            hists.push(h);
+        }
+        let mut merged = adders.remove(0);
+        let mut entries = std::mem::take(&mut merged.entries);
+        for (id, of) in entries.of.iter_mut().enumerate() {
+            let id32 = id as u32;
+            let Some(k) = (0..count).find(|&index| Shard { index, count }.has(id32)) else {
+                continue;
+            };
+            let local = match k {
+                0 => *of,
+                k => adders[k as usize - 1]
+                    .entries
+                    .of
+                    .get(id)
+                    .copied()
+                    .unwrap_or(NO_ENTRY),
+            };
+            let ai = entries.seeds.get(id).map_or(0, |s| s.ai as usize);
+            *of = moved
+                .get(ai)
+                .and_then(|m| m.get(k as usize))
+                .and_then(|m| m.get(local as usize))
+                .copied()
+                .unwrap_or(NO_ENTRY);
+        }
+        merged.hists = hists;
+        merged.entries = entries;
+        Some(merged)
+    }
+
+    /// Adds the copies of remembered samples counted so far.
+    fn finish(&mut self) {
+        for (ai, count, period, effects) in self.replay.take_repeats() {
+            apply_effects(&mut self.hists[ai], effects, count, period);
+        }
+    }
+
+    fn take(&mut self, batch: &Batch) {
         self.frames.extend_copy(&batch.frames);
-        self.strings.extend_copy(batch.strings);
+        self.strings.extend_copy(batch.strings.clone());
         self.entries.add_seeds(&batch.seeds);
-        self.resolutions.extend(batch.resolutions);
+        self.resolutions.extend(batch.resolutions.iter().cloned());
         for s in &batch.samples {
             let ips = batch
                 .ips
@@ -3912,16 +4084,18 @@ impl Adder {
             sort,
             tree_graphs,
             cpu_utilization,
+            shard,
         } = self;
         let Some(res) = resolutions.get(s.resolved as usize) else {
             return;
         };
         let ai = res.ai;
-        let own = (&res.own, &s.values);
-        let idx = entries.entry(&mut hists[ai], res.own.entry, own, *cpu_utilization);
-        if idx == usize::MAX {
-            return;
-        }
+        let place = shard.sharded().then_some((s.values.seq, 0));
+        let own = (&res.own, &s.values, place);
+        let idx = shard
+            .has(res.own.entry)
+            .then(|| entries.entry(&mut hists[ai], res.own.entry, own, *cpu_utilization))
+            .filter(|&idx| idx != usize::MAX);
         let found = replay.find_resolved(
             &[s.resolved as u64],
             &[],
@@ -3940,6 +4114,7 @@ impl Adder {
                     (&mut hists[ai], &mut callchain_period[ai]),
                     tree_graphs.then_some(graph_log),
                     (i, s.values.period, || s.values.thread),
+                    *shard,
                 );
                 return;
             }
@@ -3963,6 +4138,7 @@ impl Adder {
             (res, &s.values, ips, idx),
             (pending, stale),
             &FreshParams {
+                shard: *shard,
                 cgp,
                 frames,
                 strings,
@@ -4072,15 +4248,19 @@ fn count_replayed(
     (hists, callchain_period): (&mut Hists, &mut u64),
     graph_log: Option<&mut Vec<GraphLog>>,
     (i, period, thread): (u32, u64, impl FnOnce() -> ThreadId),
+    shard: Shard,
 ) {
-    if replay.repeat(i, period) {
-        *callchain_period += period;
-    }
+    let callchain = replay.repeat(i, period);
     if let Some(log) = graph_log {
         log.push(GraphLog::Replayed(i, period, thread()));
     }
-    hists.nr_samples += 1;
-    hists.total_period += period;
+    if shard.counts_totals() {
+        if callchain {
+            *callchain_period += period;
+        }
+        hists.nr_samples += 1;
+        hists.total_period += period;
+    }
 }
 
 /// Looks a sample up in the replay's tail table (see
