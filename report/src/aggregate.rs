@@ -79,36 +79,157 @@ pub enum SortKey {
     /// (`cgroup_id`), from its last NAMESPACES record (`perf record
     /// --namespaces`), 0/0x0 without one.
     CgroupId,
+    /// The sample's weight (`local_weight`: PERF_SAMPLE_WEIGHT, or the
+    /// first 32 bits of WEIGHT_STRUCT).
+    LocalWeight,
+    /// `weight`: the same key, shown times the entry's samples.
+    Weight,
+    /// `local_ins_lat`: the instruction latency (WEIGHT_STRUCT's bits
+    /// 32-47).
+    LocalInsLat,
+    /// `ins_lat`: the same key, shown times the entry's samples.
+    InsLat,
+    /// `local_p_stage_cyc`: the pipeline stage cycles (WEIGHT_STRUCT's
+    /// bits 48-63). perf 6.1 on x86 drops it from `--sort` (its
+    /// `arch_support_sort_key`), but shows it as a `-F` field.
+    LocalPStageCyc,
+    /// `p_stage_cyc`: the same, shown times the entry's samples.
+    PStageCyc,
+    /// `transaction`: the sample's PERF_SAMPLE_TRANSACTION flags.
+    Transaction,
+    /// `code_page_size`: PERF_SAMPLE_CODE_PAGE_SIZE.
+    CodePageSize,
+    /// `addr`: the sample's instruction address.
+    Addr,
+    /// Memory mode: the data address and its symbol (`symbol_daddr`).
+    SymDaddr,
+    /// Memory mode: the instruction address and its symbol
+    /// (`symbol_iaddr`).
+    SymIaddr,
+    /// Memory mode: the data address's DSO (`dso_daddr`).
+    DsoDaddr,
+    /// Memory mode: the data source's lock bits (`locked`).
+    Locked,
+    /// Memory mode: the data source's TLB bits (`tlb`).
+    Tlb,
+    /// Memory mode: the data source's memory level bits (`mem`).
+    Mem,
+    /// Memory mode: the data source's snoop bits (`snoop`).
+    Snoop,
+    /// Memory mode: the data address's physical address (`phys_daddr`).
+    PhysDaddr,
+    /// Memory mode: the data address's page size (`data_page_size`).
+    DataPageSize,
+    /// Memory mode: the data source's blocking bits (`blocked`).
+    Blocked,
 }
 
+/// Which of perf's tables of sort keys a key is in: a branch key counts
+/// only in branch mode, a memory key only in memory mode (`--mem-mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyMode {
+    Any,
+    Branch,
+    Memory,
+}
+
+/// perf 6.1's sort dimensions in the order `sort_dimension__add` tries
+/// them (common, then the output fields, then branch, then memory keys),
+/// for its prefix match. The output fields are `None` here ([`Field`]
+/// parses them); `ipc_null`, `ipc_lbr`, `mispredict`, `in_tx`, `abort`,
+/// `srcline_from`, `srcline_to`, `addr_from`, `addr_to` and `dcacheline`
+/// have no key in prec.
+const PERF_KEYS: &[(&str, Option<SortKey>, KeyMode)] = &[
+    ("pid", Some(SortKey::Pid), KeyMode::Any),
+    ("comm", Some(SortKey::Comm), KeyMode::Any),
+    ("dso", Some(SortKey::Dso), KeyMode::Any),
+    ("symbol", Some(SortKey::Sym), KeyMode::Any),
+    ("parent", Some(SortKey::Parent), KeyMode::Any),
+    ("cpu", Some(SortKey::Cpu), KeyMode::Any),
+    ("socket", Some(SortKey::Socket), KeyMode::Any),
+    ("srcline", Some(SortKey::Srcline), KeyMode::Any),
+    ("srcfile", Some(SortKey::Srcfile), KeyMode::Any),
+    ("local_weight", Some(SortKey::LocalWeight), KeyMode::Any),
+    ("weight", Some(SortKey::Weight), KeyMode::Any),
+    ("transaction", Some(SortKey::Transaction), KeyMode::Any),
+    ("trace", Some(SortKey::Trace), KeyMode::Any),
+    ("symbol_size", Some(SortKey::SymSize), KeyMode::Any),
+    ("dso_size", Some(SortKey::DsoSize), KeyMode::Any),
+    ("cgroup", Some(SortKey::Cgroup), KeyMode::Any),
+    ("cgroup_id", Some(SortKey::CgroupId), KeyMode::Any),
+    ("ipc_null", None, KeyMode::Any),
+    ("time", Some(SortKey::Time), KeyMode::Any),
+    ("code_page_size", Some(SortKey::CodePageSize), KeyMode::Any),
+    ("local_ins_lat", Some(SortKey::LocalInsLat), KeyMode::Any),
+    ("ins_lat", Some(SortKey::InsLat), KeyMode::Any),
+    (
+        "local_p_stage_cyc",
+        Some(SortKey::LocalPStageCyc),
+        KeyMode::Any,
+    ),
+    ("p_stage_cyc", Some(SortKey::PStageCyc), KeyMode::Any),
+    ("addr", Some(SortKey::Addr), KeyMode::Any),
+    ("overhead", None, KeyMode::Any),
+    ("overhead_sys", None, KeyMode::Any),
+    ("overhead_us", None, KeyMode::Any),
+    ("overhead_guest_sys", None, KeyMode::Any),
+    ("overhead_guest_us", None, KeyMode::Any),
+    ("overhead_children", None, KeyMode::Any),
+    ("sample", None, KeyMode::Any),
+    ("period", None, KeyMode::Any),
+    ("dso_from", Some(SortKey::DsoFrom), KeyMode::Branch),
+    ("dso_to", Some(SortKey::DsoTo), KeyMode::Branch),
+    ("symbol_from", Some(SortKey::SymFrom), KeyMode::Branch),
+    ("symbol_to", Some(SortKey::SymTo), KeyMode::Branch),
+    ("mispredict", None, KeyMode::Branch),
+    ("in_tx", None, KeyMode::Branch),
+    ("abort", None, KeyMode::Branch),
+    ("cycles", Some(SortKey::Cycles), KeyMode::Branch),
+    ("srcline_from", None, KeyMode::Branch),
+    ("srcline_to", None, KeyMode::Branch),
+    ("ipc_lbr", None, KeyMode::Branch),
+    ("addr_from", None, KeyMode::Branch),
+    ("addr_to", None, KeyMode::Branch),
+    ("symbol_daddr", Some(SortKey::SymDaddr), KeyMode::Memory),
+    ("symbol_iaddr", Some(SortKey::SymIaddr), KeyMode::Memory),
+    ("dso_daddr", Some(SortKey::DsoDaddr), KeyMode::Memory),
+    ("locked", Some(SortKey::Locked), KeyMode::Memory),
+    ("tlb", Some(SortKey::Tlb), KeyMode::Memory),
+    ("mem", Some(SortKey::Mem), KeyMode::Memory),
+    ("snoop", Some(SortKey::Snoop), KeyMode::Memory),
+    ("dcacheline", None, KeyMode::Memory),
+    ("phys_daddr", Some(SortKey::PhysDaddr), KeyMode::Memory),
+    (
+        "data_page_size",
+        Some(SortKey::DataPageSize),
+        KeyMode::Memory,
+    ),
+    ("blocked", Some(SortKey::Blocked), KeyMode::Memory),
+];
+
+/// perf 6.1's `default_mem_sort_order` (`--mem-mode` without `--sort`).
+pub const DEFAULT_MEM_SORT_ORDER: &str = "local_weight,mem,sym,dso,symbol_daddr,dso_daddr,\
+     snoop,tlb,locked,blocked,local_ins_lat,local_p_stage_cyc";
+
 impl SortKey {
-    /// Parses one key name (perf's names; `symbol` for `sym`).
+    /// Parses one key name: prec's own (`tid`, `symoff`), else the first
+    /// of perf's keys that the name starts (perf's case-insensitive
+    /// prefix match: `sym` is `symbol`, `weig` is `weight`).
     pub fn parse(s: &str) -> Option<SortKey> {
-        Some(match s {
-            "comm" => SortKey::Comm,
-            "pid" => SortKey::Pid,
-            "tid" => SortKey::Tid,
-            "dso" => SortKey::Dso,
-            "sym" | "symbol" => SortKey::Sym,
-            "symoff" => SortKey::SymOff,
-            "srcline" => SortKey::Srcline,
-            "srcfile" => SortKey::Srcfile,
-            "cpu" => SortKey::Cpu,
-            "socket" => SortKey::Socket,
-            "parent" => SortKey::Parent,
-            "dso_from" => SortKey::DsoFrom,
-            "dso_to" => SortKey::DsoTo,
-            "symbol_from" => SortKey::SymFrom,
-            "symbol_to" => SortKey::SymTo,
-            "cycles" => SortKey::Cycles,
-            "trace" => SortKey::Trace,
-            "time" => SortKey::Time,
-            "symbol_size" => SortKey::SymSize,
-            "dso_size" => SortKey::DsoSize,
-            "cgroup" => SortKey::Cgroup,
-            "cgroup_id" => SortKey::CgroupId,
-            _ => return None,
-        })
+        match s {
+            "tid" => Some(SortKey::Tid),
+            "symoff" => Some(SortKey::SymOff),
+            _ => perf_key(s).and_then(|(_, k, _)| k),
+        }
+    }
+
+    /// The mode a key name needs ([`KeyMode::Any`] for names that are not
+    /// perf's branch or memory keys).
+    pub fn mode_of(s: &str) -> KeyMode {
+        match s {
+            "tid" | "symoff" => KeyMode::Any,
+            _ => perf_key(s).map_or(KeyMode::Any, |(_, _, m)| m),
+        }
     }
 
     /// Column header.
@@ -135,7 +256,68 @@ impl SortKey {
             SortKey::DsoSize => "DSO size",
             SortKey::Cgroup => "Cgroup",
             SortKey::CgroupId => "cgroup id (dev/inode)",
+            SortKey::LocalWeight => "Local Weight",
+            SortKey::Weight => "Weight",
+            SortKey::LocalInsLat => "Local INSTR Latency",
+            SortKey::InsLat => "INSTR Latency",
+            SortKey::LocalPStageCyc => "Local Pipeline Stage Cycle",
+            SortKey::PStageCyc => "Pipeline Stage Cycle",
+            SortKey::Transaction => "Transaction                ",
+            SortKey::CodePageSize => "Code Page Size",
+            SortKey::Addr => "Address",
+            SortKey::SymDaddr => "Data Symbol",
+            SortKey::SymIaddr => "Code Symbol",
+            SortKey::DsoDaddr => "Data Object",
+            SortKey::Locked => "Locked",
+            SortKey::Tlb => "TLB access",
+            SortKey::Mem => "Memory access",
+            SortKey::Snoop => "Snoop",
+            SortKey::PhysDaddr => "Data Physical Address",
+            SortKey::DataPageSize => "Data Page Size",
+            SortKey::Blocked => "Blocked",
         }
+    }
+
+    /// Whether the key needs memory mode (`--mem-mode`).
+    pub fn is_mem(self) -> bool {
+        matches!(
+            self,
+            SortKey::SymDaddr
+                | SortKey::SymIaddr
+                | SortKey::DsoDaddr
+                | SortKey::Locked
+                | SortKey::Tlb
+                | SortKey::Mem
+                | SortKey::Snoop
+                | SortKey::PhysDaddr
+                | SortKey::DataPageSize
+                | SortKey::Blocked
+        )
+    }
+
+    /// Whether the key reads the sample's values that prec keeps in an
+    /// entry's [`SampleValues`] (weights, transaction, page size, memory
+    /// information).
+    fn reads_values(self) -> bool {
+        self.is_mem()
+            || matches!(
+                self,
+                SortKey::LocalWeight
+                    | SortKey::Weight
+                    | SortKey::LocalInsLat
+                    | SortKey::InsLat
+                    | SortKey::LocalPStageCyc
+                    | SortKey::PStageCyc
+                    | SortKey::Transaction
+                    | SortKey::CodePageSize
+            )
+    }
+
+    /// perf 6.1's `arch_specific_sort_keys`: `--sort` drops them where
+    /// `arch_support_sort_key` says no, which is everywhere but powerpc.
+    pub fn dropped_from_sort(self) -> bool {
+        matches!(self, SortKey::LocalPStageCyc | SortKey::PStageCyc)
+            && !cfg!(target_arch = "powerpc64")
     }
 
     /// Whether the key needs branch-stack mode.
@@ -145,6 +327,20 @@ impl SortKey {
             SortKey::DsoFrom | SortKey::DsoTo | SortKey::SymFrom | SortKey::SymTo | SortKey::Cycles
         )
     }
+}
+
+/// perf's `sort_dimension__add` lookup: the first of [`PERF_KEYS`] whose
+/// name starts with `s` (ignoring case).
+fn perf_key(s: &str) -> Option<(&'static str, Option<SortKey>, KeyMode)> {
+    if s.is_empty() {
+        return None;
+    }
+    PERF_KEYS
+        .iter()
+        .find(|(name, _, _)| {
+            name.len() >= s.len() && name.as_bytes()[..s.len()].eq_ignore_ascii_case(s.as_bytes())
+        })
+        .copied()
 }
 
 /// perf 6.1's `default_branch_sort_order`.
@@ -287,6 +483,13 @@ pub struct Options {
     pub branch_stack: Option<bool>,
     /// Resolved by [`build`]: one hist entry per branch-stack entry.
     pub branch_mode: bool,
+    /// `--mem-mode`: each entry also keyed by the memory access (perf's
+    /// `mem_info`), its period the sample's weight (1 for none), no
+    /// children.
+    pub mem_mode: bool,
+    /// The `--sort` text as perf keeps it (with its `,ipc_null`), which
+    /// memory mode prints as the sort order.
+    pub sort_text: Option<String>,
 }
 
 impl Default for Options {
@@ -343,6 +546,8 @@ impl Default for Options {
             sort_given: false,
             branch_stack: None,
             branch_mode: false,
+            mem_mode: false,
+            sort_text: None,
         }
     }
 }
@@ -491,10 +696,21 @@ pub fn parse_fields(s: &str) -> Result<Vec<Field>, String> {
     for k in s.split(',').map(str::trim).filter(|k| !k.is_empty()) {
         match Field::parse(k) {
             Some(f) => v.push(f),
-            None => return Err(format!("Unknown --fields key: `{k}'")),
+            None => return Err(unknown_key("--fields", k)),
         }
     }
     Ok(v)
+}
+
+/// The error for a key `Field::parse` does not know: perf's, or one of
+/// perf's keys prec does not implement.
+fn unknown_key(option: &str, key: &str) -> String {
+    match perf_key(key) {
+        Some((name, _, _)) => {
+            format!("{option} key `{key}' (perf's `{name}') is not supported by prec")
+        }
+        None => format!("Unknown {option} key: `{key}'"),
+    }
 }
 
 /// Parses a `--sort` list that may also name output fields (perf's
@@ -509,7 +725,7 @@ pub fn parse_sort_fields(s: &str) -> Result<Vec<Field>, String> {
                     v.push(f)
                 }
             }
-            None => return Err(format!("Unknown --sort key: `{k}'")),
+            None => return Err(unknown_key("--sort", k)),
         }
     }
     if v.is_empty() {
@@ -521,16 +737,21 @@ pub fn parse_sort_fields(s: &str) -> Result<Vec<Field>, String> {
 impl Field {
     /// Parses one field name: perf's output field names, or a sort key's.
     pub fn parse(name: &str) -> Option<Field> {
-        Some(match name {
-            "overhead" => Field::Overhead,
-            "overhead_children" => Field::Children,
-            "overhead_sys" => Field::ModeOverhead(0),
-            "overhead_us" => Field::ModeOverhead(1),
-            "overhead_guest_sys" => Field::ModeOverhead(2),
-            "overhead_guest_us" => Field::ModeOverhead(3),
-            "sample" => Field::Sample,
-            "period" => Field::Period,
-            _ => Field::Key(SortKey::parse(name)?),
+        if matches!(name, "tid" | "symoff") {
+            return SortKey::parse(name).map(Field::Key);
+        }
+        let (perf_name, key, _) = perf_key(name)?;
+        Some(match (perf_name, key) {
+            (_, Some(k)) => Field::Key(k),
+            ("overhead", _) => Field::Overhead,
+            ("overhead_children", _) => Field::Children,
+            ("overhead_sys", _) => Field::ModeOverhead(0),
+            ("overhead_us", _) => Field::ModeOverhead(1),
+            ("overhead_guest_sys", _) => Field::ModeOverhead(2),
+            ("overhead_guest_us", _) => Field::ModeOverhead(3),
+            ("sample", _) => Field::Sample,
+            ("period", _) => Field::Period,
+            _ => return None,
         })
     }
 }
@@ -623,6 +844,9 @@ pub struct Sym {
     /// An inline frame's function (perf's fake `sym->inlined` symbol: the
     /// range of the real function it was inlined into, its own name).
     pub inlined: bool,
+    /// A data object (perf's STT_OBJECT symbol): a data address shows as
+    /// `name+0xoffset`.
+    pub object: bool,
 }
 
 /// Symbol identity within a report.
@@ -659,6 +883,211 @@ struct Key {
     time: u64,
     sym_size: u64,
     dso_size: u64,
+    /// [`ValueKey`] id + 1 (0: no key reads the sample's values).
+    values: u32,
+}
+
+/// The sample values the keys of a report compare (the wanted ones; the
+/// others stay 0), interned per report so that [`Key`] stays small.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+struct ValueKey {
+    weight: u64,
+    ins_lat: u16,
+    p_stage_cyc: u16,
+    transaction: u64,
+    code_page_size: u64,
+    /// `addr`: the runtime instruction address.
+    ip: u64,
+    /// `symbol_daddr`: the data address.
+    daddr: u64,
+    /// `symbol_iaddr`: the instruction address.
+    iaddr: u64,
+    /// `dso_daddr`: the data address's DSO name + 1.
+    daddr_dso: u32,
+    /// The data source's bits of the wanted memory keys.
+    data_src: u64,
+    phys_addr: u64,
+    data_page_size: u64,
+}
+
+/// perf's `mem_info` of a memory-mode entry: its sample's instruction and
+/// data addresses, resolved, and the data source.
+#[derive(Clone, Copy, Debug)]
+pub struct MemInfo {
+    pub iaddr: BranchAddr,
+    pub daddr: BranchAddr,
+    pub data_src: u64,
+    pub phys_addr: u64,
+    pub data_page_size: u64,
+}
+
+/// The sample values a hist entry keeps from its first sample (perf's
+/// `hist_entry` weight, ins_lat, p_stage_cyc, transaction and
+/// code_page_size, and its `mem_info`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SampleValues {
+    /// PERF_SAMPLE_WEIGHT, or WEIGHT_STRUCT's low 32 bits.
+    pub weight: u64,
+    /// WEIGHT_STRUCT's bits 32-47.
+    pub ins_lat: u16,
+    /// WEIGHT_STRUCT's bits 48-63.
+    pub p_stage_cyc: u16,
+    pub transaction: u64,
+    pub code_page_size: u64,
+    /// Memory mode only.
+    pub mem: Option<MemInfo>,
+}
+
+impl SampleValues {
+    /// The weight fields of a sample of `attr`, as perf's
+    /// `evsel__parse_sample` splits a WEIGHT_STRUCT.
+    fn of(attr: &Attr, s: &prec_format::sample::Sample<'_>) -> SampleValues {
+        let raw = s.weight.unwrap_or(0);
+        let (weight, ins_lat, p_stage_cyc) = if attr.sample_type & st::WEIGHT_STRUCT != 0 {
+            (raw & 0xffff_ffff, (raw >> 32) as u16, (raw >> 48) as u16)
+        } else {
+            (raw, 0, 0)
+        };
+        SampleValues {
+            weight,
+            ins_lat,
+            p_stage_cyc,
+            transaction: s.transaction.unwrap_or(0),
+            code_page_size: s.code_page_size.unwrap_or(0),
+            mem: None,
+        }
+    }
+}
+
+impl SampleValues {
+    /// Whether perf's children `he_tmp`, which has none of these, differs
+    /// from an entry with these values.
+    fn he_tmp_differs(&self) -> bool {
+        self.weight != 0
+            || self.ins_lat != 0
+            || self.p_stage_cyc != 0
+            || self.transaction != 0
+            || self.code_page_size != 0
+    }
+}
+
+impl ValueKey {
+    /// [`SampleValues::he_tmp_differs`] for the wanted values.
+    fn he_tmp_differs(&self) -> bool {
+        self.weight != 0
+            || self.ins_lat != 0
+            || self.p_stage_cyc != 0
+            || self.transaction != 0
+            || self.code_page_size != 0
+    }
+}
+
+/// An entry without [`SampleValues`] compares as one with these.
+static NO_VALUES: SampleValues = SampleValues {
+    weight: 0,
+    ins_lat: 0,
+    p_stage_cyc: 0,
+    transaction: 0,
+    code_page_size: 0,
+    mem: None,
+};
+
+/// The sample values of `e` (zeros without).
+pub fn values_of(e: &Entry) -> &SampleValues {
+    e.values.as_deref().unwrap_or(&NO_VALUES)
+}
+
+/// perf's `PERF_MEM_DATA_SRC_NONE` (no level number, unlike the
+/// kernel's `PERF_MEM_NA`): a sample without a data source.
+const DATA_SRC_NONE: u64 = 0x5080021;
+
+/// The keys of perf 6.1's default memory-mode order (without the ones
+/// `--sort` drops here, see [`SortKey::dropped_from_sort`]).
+pub fn mem_sort_keys() -> Vec<SortKey> {
+    DEFAULT_MEM_SORT_ORDER
+        .split(',')
+        .filter_map(SortKey::parse)
+        .filter(|k| !k.dropped_from_sort())
+        .collect()
+}
+
+/// The values of `v` that `keys` compare; `ip` is the sample's runtime
+/// address (after `--ignore-callees`), `daddr_dso` the name id of the
+/// data address's DSO.
+fn value_key(keys: &[SortKey], v: &SampleValues, ip: u64, daddr_dso: Option<u32>) -> ValueKey {
+    let mut k = ValueKey::default();
+    for &key in keys {
+        match key {
+            SortKey::LocalWeight | SortKey::Weight => k.weight = v.weight,
+            SortKey::LocalInsLat | SortKey::InsLat => k.ins_lat = v.ins_lat,
+            SortKey::LocalPStageCyc | SortKey::PStageCyc => k.p_stage_cyc = v.p_stage_cyc,
+            SortKey::Transaction => k.transaction = v.transaction,
+            SortKey::CodePageSize => k.code_page_size = v.code_page_size,
+            SortKey::Addr => k.ip = ip,
+            _ => {}
+        }
+        let Some(m) = &v.mem else { continue };
+        match key {
+            SortKey::SymDaddr => k.daddr = m.daddr.addr,
+            SortKey::SymIaddr => k.iaddr = m.iaddr.addr,
+            SortKey::DsoDaddr => k.daddr_dso = daddr_dso.map_or(0, |d| d + 1),
+            SortKey::PhysDaddr => k.phys_addr = m.phys_addr,
+            SortKey::DataPageSize => k.data_page_size = m.data_page_size,
+            _ => k.data_src |= m.data_src & data_src_bits(key),
+        }
+    }
+    k
+}
+
+/// The id + 1 of `k` in `ids` (added if new).
+fn intern_value(ids: &mut HashMap<ValueKey, u32>, k: ValueKey) -> u32 {
+    let n = ids.len() as u32;
+    *ids.entry(k).or_insert(n) + 1
+}
+
+/// perf's `sample__resolve_mem`: the instruction address found as a
+/// branch's end is (`ip__resolve_ams`), the data address in the maps of
+/// the sample's cpumode (`ip__resolve_data`, `thread__find_symbol`).
+fn resolve_mem(
+    (machine, resolver, strings): (&mut Machine, &mut Resolver, &mut Strings),
+    s: &prec_format::sample::Sample<'_>,
+    (pid, tid, cpumode): (i32, i32, u16),
+    thread: ThreadId,
+) -> MemInfo {
+    let iaddr = branch_addr(machine, resolver, strings, thread, pid, s.ip.unwrap_or(0));
+    let addr = s.addr.unwrap_or(0);
+    let loc = resolve_loading(machine, resolver, pid, tid, cpumode, addr);
+    let sym = loc
+        .map
+        .as_ref()
+        .and_then(|m| resolver.symbol(machine, strings, m, pid, addr, loc.addr));
+    MemInfo {
+        iaddr,
+        daddr: BranchAddr {
+            map: loc.map,
+            sym,
+            addr,
+            al_addr: loc.addr,
+            level: loc.level,
+        },
+        data_src: s.data_src.unwrap_or(DATA_SRC_NONE),
+        phys_addr: s.phys_addr.unwrap_or(0),
+        data_page_size: s.data_page_size.unwrap_or(0),
+    }
+}
+
+/// The bits of the data source word the memory keys compare (perf's
+/// `mem_lock`, `mem_dtlb`, `mem_lvl`, `mem_snoop`, `mem_blk`).
+fn data_src_bits(k: SortKey) -> u64 {
+    let bits = |shift: u32, width: u32| ((1u64 << width) - 1) << shift;
+    match k {
+        SortKey::Locked => bits(24, 2),
+        SortKey::Tlb => bits(26, 7),
+        SortKey::Mem => bits(5, 14),
+        SortKey::Snoop => bits(19, 5),
+        SortKey::Blocked => bits(40, 3),
+        _ => 0,
+    }
 }
 
 /// One end of a branch (perf's `addr_map_symbol`).
@@ -733,6 +1162,9 @@ pub struct Entry {
     /// Branch mode: the branch of this entry (boxed: most reports have
     /// none, and entries are many).
     pub branch: Option<Box<BranchInfo>>,
+    /// The sample values the keys read, when one does (boxed for the same
+    /// reason).
+    pub values: Option<Box<SampleValues>>,
 }
 
 impl Entry {
@@ -756,6 +1188,7 @@ impl Entry {
             filtered: self.filtered,
             collapse_filtered: self.collapse_filtered,
             mode_periods: self.mode_periods.as_ref().map(|_| Box::default()),
+            values: self.values.clone(),
             ..Entry::blank(self.thread, self.comm)
         }
     }
@@ -797,6 +1230,7 @@ impl Entry {
             collapse_filtered: 0,
             cg: None,
             branch: None,
+            values: None,
         }
     }
 }
@@ -1239,7 +1673,7 @@ impl Resolver {
             return r;
         }
         let dso = machine.dsos.get(map.dso);
-        // (name, start, end) in al->addr space.
+        // (name, start, end, object) in al->addr space.
         let found = match dso.kind {
             DsoKind::Kernel | DsoKind::Module => {
                 if self.kernel_allowed(machine, map.dso) {
@@ -1254,7 +1688,7 @@ impl Resolver {
                         .kernel_symbol(ip.wrapping_add(delta))
                         .map(|s| {
                             let start = map.map_ip(s.start.wrapping_sub(delta));
-                            (s.name, start, start.wrapping_add(s.size))
+                            (s.name, start, start.wrapping_add(s.size), s.object)
                         })
                 } else {
                     None
@@ -1263,7 +1697,7 @@ impl Resolver {
             DsoKind::Jit => self
                 .symbolizer
                 .jit_symbol(pid as u32, ip)
-                .map(|s| (s.name, s.start, s.start.wrapping_add(s.size))),
+                .map(|s| (s.name, s.start, s.start.wrapping_add(s.size), s.object)),
             DsoKind::NoFile => None,
             DsoKind::User | DsoKind::Vdso => {
                 let bin = match self.binaries.get(&map.dso) {
@@ -1283,12 +1717,12 @@ impl Resolver {
                     self.symbolizer.symbol(bin, elf).map(|s| {
                         // Express the symbol in al->addr space.
                         let start = addr.wrapping_sub(elf.wrapping_sub(s.start));
-                        (s.name, start, start.wrapping_add(s.size))
+                        (s.name, start, start.wrapping_add(s.size), s.object)
                     })
                 })
             }
         };
-        let r = found.map(|(name, start, end)| {
+        let r = found.map(|(name, start, end, object)| {
             let k = (map.dso, start, end);
             if let Some(&id) = self.by_start.get(&k) {
                 return id;
@@ -1300,6 +1734,7 @@ impl Resolver {
                 start,
                 end,
                 inlined: false,
+                object,
             });
             self.by_start.insert(k, id);
             id
@@ -1500,6 +1935,18 @@ pub(crate) fn prefetch_sampled_binaries(machine: &Machine, symbolizer: &mut Symb
     symbolizer.prefetch_binaries(&sampled);
 }
 
+/// Whether perf reports `file` in branch mode: by default when the file
+/// has the BRANCH_STACK feature (not with user stacks), or as `-b` /
+/// `--no-branch-stack` say.
+pub fn branch_mode(file: &PerfFile<'_>, options: &Options) -> bool {
+    let has_br_stack = file.feature(FeatureId::BRANCH_STACK).is_some()
+        && file
+            .attrs()
+            .iter()
+            .all(|a| a.attr.sample_type & st::STACK_USER == 0);
+    options.branch_stack.unwrap_or(has_br_stack)
+}
+
 /// Reads the file and aggregates its samples.
 pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
     let pass = |options: Options, late: &[(crate::tasks::ThreadId, String)]| {
@@ -1562,13 +2009,7 @@ fn build_naming(
     let mut warnings: Vec<String> = file.warnings().to_vec();
     let attrs = file.attrs();
     let mut options = options;
-    // perf report: branch mode by default when the file has the
-    // BRANCH_STACK feature (not with user stacks).
-    let has_br_stack = file.feature(FeatureId::BRANCH_STACK).is_some()
-        && attrs
-            .iter()
-            .all(|a| a.attr.sample_type & st::STACK_USER == 0);
-    options.branch_mode = options.branch_stack.unwrap_or(has_br_stack);
+    options.branch_mode = branch_mode(file, &options);
     if options.branch_mode {
         // perf's ipc_lbr instead: no column without cycle counts.
         options.sort.retain(|&k| k != SortKey::IpcNull);
@@ -1582,6 +2023,14 @@ fn build_naming(
         && attrs.iter().all(|a| a.attr.type_ == attr_type::TRACEPOINT)
     {
         options.sort = vec![SortKey::Trace];
+    } else if options.mem_mode && !options.sort_given {
+        // perf's default_mem_sort_order, and the parent key of a
+        // non-default --parent after it.
+        let parent = options.sort.contains(&SortKey::Parent);
+        options.sort = mem_sort_keys();
+        if parent {
+            options.sort.push(SortKey::Parent);
+        }
     }
     if options.branch_mode && !options.sort_given {
         // perf appends the parent key of a non-default --parent after the
@@ -1691,6 +2140,13 @@ fn build_naming(
     let mut thread_values = ThreadValues::default();
 
     let want = |k: SortKey| options.sort.contains(&k);
+    // Keys that read more of the sample than its ip (see ValueKey).
+    let want_values = options.mem_mode
+        || options
+            .sort
+            .iter()
+            .any(|&k| k.reads_values() || k == SortKey::Addr);
+    let mut value_ids: HashMap<ValueKey, u32> = HashMap::default();
     let need_sym = want(SortKey::Sym)
         || want(SortKey::SymSize)
         || want(SortKey::IpcNull)
@@ -1710,8 +2166,11 @@ fn build_naming(
     cgp.enabled &= has_callchain;
     // Branch mode: perf turns --children off, and its branch entries get no
     // callchains.
-    cgp.children &= has_callchain && !options.branch_mode;
-    if cgp.children && !cgp.order_set {
+    // Memory mode turns --children off too, after perf chose the caller
+    // order for it.
+    let mem_children = options.mem_mode && cgp.children;
+    cgp.children &= has_callchain && !options.branch_mode && !options.mem_mode;
+    if (cgp.children || mem_children) && !cgp.order_set {
         cgp.order = Order::Caller;
     }
     let cg_on = cgp.enabled || cgp.children;
@@ -1779,6 +2238,8 @@ fn build_naming(
         // Nor the cgroups, which the replay keys do not hold.
         && !want(SortKey::Cgroup)
         && !want(SortKey::CgroupId)
+        // Nor the sample's other values (weights, data addresses).
+        && !want_values
         // Each sample walks perf's tree.
         && !tree_keys;
     let tracepoints = if want(SortKey::Trace) {
@@ -2153,6 +2614,38 @@ fn build_naming(
                             }
                         }
                     }
+                    // The values the keys read (perf's hist_entry fields from
+                    // the sample, and in memory mode its mem_info).
+                    let mut values = SampleValues::default();
+                    let mut vkey = ValueKey::default();
+                    if want_values {
+                        values = SampleValues::of(a, &s);
+                        if options.mem_mode {
+                            values.mem = Some(resolve_mem(
+                                (&mut machine, &mut resolver, &mut strings),
+                                &s,
+                                (pid, tid, r.cpumode()),
+                                loc.thread,
+                            ));
+                        }
+                        let daddr_dso = values.mem.and_then(|m| {
+                            dso_name_id(&mut dso_names, &mut strings, &machine, m.daddr.map)
+                        });
+                        vkey = value_key(&options.sort, &values, ip, daddr_dso);
+                    }
+                    let value_id = if want_values {
+                        intern_value(&mut value_ids, vkey)
+                    } else {
+                        0
+                    };
+                    // perf's iter_add_single_mem_entry: the weight is the
+                    // period (1 without one).
+                    let period = if options.mem_mode {
+                        values.weight.max(1)
+                    } else {
+                        period
+                    };
+                    let boxed_values = || want_values.then(|| Box::new(values));
                     let th = machine.thread(loc.thread);
                     // perf's symbol__parent_filter.
                     let mut filtered = 0;
@@ -2190,6 +2683,7 @@ fn build_naming(
                         let Some(bs) = &s.branch_stack else { continue };
                         let tid = th.tid;
                         let nr = bs.entries.len() / 3;
+                        let w0_flags = bs.entries.get(2).unwrap_or(0);
                         for i in 0..nr {
                             let w = |j: usize| bs.entries.get(i * 3 + j).unwrap_or(0);
                             let from = branch_addr(
@@ -2217,7 +2711,26 @@ fn build_naming(
                                 dso_name_id(&mut dso_names, &mut strings, &machine, m)
                                     .map_or(0, |n| n + 1)
                             };
-                            let mut key = Key::default();
+                            // perf's iter_add_next_branch_entry: the
+                            // weight is the cycles of the stack's first
+                            // branch (`bi->flags`, not `bi[i]`; 1 for none),
+                            // the entry's address the target's raw one.
+                            let (branch_values, branch_value_id) = if want_values {
+                                let first_cycles = ((w0_flags >> 4) & 0xffff) as u16;
+                                let v = SampleValues {
+                                    weight: u64::from(first_cycles.max(1)),
+                                    ..values
+                                };
+                                let ip = bi.to.map.map_or(bi.to.addr, |m| m.unmap_ip(bi.to.addr));
+                                let k = value_key(&options.sort, &v, ip, None);
+                                (Some(Box::new(v)), intern_value(&mut value_ids, k))
+                            } else {
+                                (None, 0)
+                            };
+                            let mut key = Key {
+                                values: branch_value_id,
+                                ..Key::default()
+                            };
                             for k in &options.sort {
                                 match k {
                                     SortKey::Comm => key.comm = loc.comm.0,
@@ -2259,6 +2772,8 @@ fn build_naming(
                                     | SortKey::Srcfile
                                     | SortKey::Parent
                                     | SortKey::Trace => {}
+                                    // In the sample's values.
+                                    _ => {}
                                 }
                             }
                             let h = &mut hists[ai];
@@ -2279,6 +2794,7 @@ fn build_naming(
                                     socket,
                                     filtered,
                                     branch: Some(Box::new(bi)),
+                                    values: branch_values,
                                     mode_periods: mode_periods(),
                                     ..Entry::blank(loc.thread, loc.comm)
                                 });
@@ -2308,7 +2824,10 @@ fn build_naming(
                         }
                         _ => None,
                     };
-                    let mut key = Key::default();
+                    let mut key = Key {
+                        values: value_id,
+                        ..Key::default()
+                    };
                     for k in &options.sort {
                         match k {
                             SortKey::Comm => key.comm = loc.comm.0,
@@ -2348,6 +2867,8 @@ fn build_naming(
                             | SortKey::SymFrom
                             | SortKey::SymTo
                             | SortKey::Cycles => {}
+                            // In the sample's values.
+                            _ => {}
                         }
                     }
                     let mut src = (None, None);
@@ -2385,6 +2906,7 @@ fn build_naming(
                             parent,
                             filtered,
                             mode_periods: mode_periods(),
+                            values: boxed_values(),
                             ..Entry::blank(loc.thread, loc.comm)
                         });
                     }
@@ -2456,7 +2978,7 @@ fn build_naming(
                     replay_ips.clear();
                     if cg_on {
                         replay_ips.extend(chain.iter().map(|f| f.ip));
-                        let by_ip = want(SortKey::SymOff) || need_src;
+                        let by_ip = want(SortKey::SymOff) || want(SortKey::Addr) || need_src;
                         for (i, (f, fid)) in chain.iter().zip(&fids).enumerate() {
                             let token = frame_tokens.get(i).copied().unwrap_or(FrameToken::NONE);
                             let memo = token
@@ -2668,7 +3190,20 @@ fn build_naming(
                                 let fdso =
                                     dso_name_id(&mut dso_names, &mut strings, &machine, f.map)
                                         .map_or(0, |n| n + 1);
-                                let mut ck = Key::default();
+                                // The sample's values, but the frame's own
+                                // address for `addr`: perf's
+                                // fill_callchain_info gives the entry the
+                                // frame's raw address as its map-relative
+                                // one, which `addr` maps once more.
+                                let mut ck = Key {
+                                    values: value_id,
+                                    ..Key::default()
+                                };
+                                if want(SortKey::Addr) {
+                                    let ip = f.map.map_or(f.ip, |m| m.unmap_ip(f.ip));
+                                    let fk = ValueKey { ip, ..vkey };
+                                    ck.values = intern_value(&mut value_ids, fk);
+                                }
                                 for k in &options.sort {
                                     match k {
                                         SortKey::Comm => ck.comm = loc.comm.0,
@@ -2711,15 +3246,16 @@ fn build_naming(
                                         _ => {}
                                     }
                                 }
-                                // perf's he_tmp lacks the socket, the time
-                                // and the cgroup: with those keys only
-                                // socket 0 / time 0 / cgroup 0 entries
-                                // match, and the others add each frame's
-                                // period again.
+                                // perf's he_tmp lacks the socket, the time,
+                                // the cgroup and the weights: with those
+                                // keys only socket 0 / time 0 / cgroup 0 /
+                                // weight 0 entries match, and the others
+                                // add each frame's period again.
                                 let no_dedup = (socket != 0 && want(SortKey::Socket))
                                     || (time_bucket != 0 && want(SortKey::Time))
                                     || (cgroup != 0 && want(SortKey::Cgroup))
-                                    || (cgroup_ns != (0, 0) && want(SortKey::CgroupId));
+                                    || (cgroup_ns != (0, 0) && want(SortKey::CgroupId))
+                                    || vkey.he_tmp_differs();
                                 let n = h.entries.len();
                                 let cidx = *h.index.entry(ck).or_insert(n);
                                 if !no_dedup && he_cache.contains(&(cidx as u32)) {
@@ -2743,6 +3279,7 @@ fn build_naming(
                                         parent,
                                         filtered,
                                         mode_periods: mode_periods(),
+                                        values: boxed_values(),
                                         ..Entry::blank(loc.thread, loc.comm)
                                     });
                                 }
@@ -3705,6 +4242,53 @@ impl<'a> KeyCmp<'a> {
             | SortKey::SymFrom
             | SortKey::SymTo
             | SortKey::Cycles => branch_cmp(d, k, a, b),
+            _ => self.values_cmp(k, a, b),
+        }
+    }
+
+    /// The keys of the sample's values, as perf's comparators order them
+    /// (see [`KeyCmp::same`]: `Less` is perf's `cmp(b, a) < 0`).
+    fn values_cmp(&self, k: SortKey, a: &Entry, b: &Entry) -> Ordering {
+        let (x, y) = (values_of(a), values_of(b));
+        // (s64)(right - left) of perf's left = b, right = a.
+        let signed = |p: u64, q: u64| (p.wrapping_sub(q) as i64).cmp(&0);
+        let mem = |v: &SampleValues, f: &dyn Fn(&MemInfo) -> u64| v.mem.as_ref().map_or(0, f);
+        match k {
+            // perf's sort__weight_cmp and co.: left - right.
+            SortKey::LocalWeight | SortKey::Weight => signed(y.weight, x.weight),
+            SortKey::LocalInsLat | SortKey::InsLat => y.ins_lat.cmp(&x.ins_lat),
+            SortKey::LocalPStageCyc | SortKey::PStageCyc => y.p_stage_cyc.cmp(&x.p_stage_cyc),
+            SortKey::Transaction => signed(y.transaction, x.transaction),
+            // The others: right - left.
+            SortKey::CodePageSize => signed(x.code_page_size, y.code_page_size),
+            SortKey::Addr => signed(entry_ip(a), entry_ip(b)),
+            SortKey::SymDaddr => signed(mem(x, &|m| m.daddr.addr), mem(y, &|m| m.daddr.addr)),
+            SortKey::SymIaddr => signed(mem(x, &|m| m.iaddr.addr), mem(y, &|m| m.iaddr.addr)),
+            SortKey::PhysDaddr => signed(mem(x, &|m| m.phys_addr), mem(y, &|m| m.phys_addr)),
+            SortKey::DataPageSize => {
+                signed(mem(x, &|m| m.data_page_size), mem(y, &|m| m.data_page_size))
+            }
+            // _sort__dso_cmp(left, right) without perf's usual swap:
+            // descending, no map first.
+            SortKey::DsoDaddr => {
+                let dsos = &self.d.machine.dsos;
+                let name = |v: &SampleValues| {
+                    let m = v.mem.as_ref()?.daddr.map?;
+                    Some(dsos.get(m.dso).shown_name.as_str())
+                };
+                match (name(x), name(y)) {
+                    (Some(p), Some(q)) => scmp(q, p),
+                    (None, Some(_)) => Ordering::Less,
+                    (Some(_), None) => Ordering::Greater,
+                    (None, None) => Ordering::Equal,
+                }
+            }
+            // The data source's bits (the `NA` value without a mem_info).
+            _ => {
+                let bits = data_src_bits(k);
+                let src = |v: &SampleValues| v.mem.map_or(DATA_SRC_NONE, |m| m.data_src) & bits;
+                src(x).cmp(&src(y))
+            }
         }
     }
 
@@ -3959,7 +4543,17 @@ fn sort_entries(data: &mut ReportData, hi: usize) -> Vec<usize> {
 /// (`graphs` false) a `dso` key anywhere keeps entries merged: the split
 /// replay does not model perf's comm of a thread named after its samples
 /// (`:665` becoming `prec`), which the default `comm,dso,sym` shows.
+///
+/// The address keys (`addr`, `symbol_daddr`, `symbol_iaddr`) compare
+/// addresses by their signed difference, which wraps between kernel and
+/// user addresses: perf's tree can split their entries anywhere.
 fn perf_tree_keys(keys: &[SortKey], graphs: bool) -> bool {
+    if keys
+        .iter()
+        .any(|k| matches!(k, SortKey::Addr | SortKey::SymDaddr | SortKey::SymIaddr))
+    {
+        return true;
+    }
     let Some(sym) = keys
         .iter()
         .position(|&k| k == SortKey::Sym || k == SortKey::IpcNull)
@@ -4031,18 +4625,31 @@ fn split_graphs_like_perf(
             landed.push(u32::MAX);
             continue;
         };
-        // perf compares its he_tmp, which has no socket, time or cgroup.
+        // perf compares its he_tmp, which has no socket, time, cgroup or
+        // weights.
         let bare;
+        let weighed = template.values.as_deref().filter(|v| v.he_tmp_differs());
         let probe = if template.cgroup != 0
             || template.cgroup_ns != (0, 0)
             || template.time != 0
             || template.socket != 0
+            || weighed.is_some()
         {
             bare = Entry {
                 cgroup: 0,
                 cgroup_ns: (0, 0),
                 time: 0,
                 socket: 0,
+                values: template.values.as_deref().map(|v| {
+                    Box::new(SampleValues {
+                        weight: 0,
+                        ins_lat: 0,
+                        p_stage_cyc: 0,
+                        transaction: 0,
+                        code_page_size: 0,
+                        ..*v
+                    })
+                }),
                 ..template.copy_keys()
             };
             &bare
@@ -4437,4 +5044,9 @@ mod regex_tests {
         assert!(Regex::new("[a-c]+_x?").is_match("zz_bca_"));
         assert!(!Regex::new("^[^a-z]").is_match("abc"));
     }
+}
+
+/// perf's `unmap_ip(he->ip)`: the runtime address of an entry's sample.
+pub(crate) fn entry_ip(e: &Entry) -> u64 {
+    e.map.map_or(e.addr, |m| m.unmap_ip(e.addr))
 }
