@@ -569,9 +569,19 @@ pub struct ReportArgs {
     #[command(flatten)]
     pub data: PerfDataArgs,
     /// Sort by key(s): comm, pid, tid, dso, sym, symoff, srcline, srcfile, cpu, socket,
-    /// parent, time, trace (branch mode: dso_from, dso_to, symbol_from, symbol_to, cycles).
+    /// parent, time, trace, symbol_size, dso_size, cgroup, cgroup_id, local_weight, weight,
+    /// local_ins_lat, ins_lat, transaction, code_page_size, addr (branch mode: dso_from,
+    /// dso_to, symbol_from, symbol_to, cycles; --mem-mode: symbol_daddr, symbol_iaddr,
+    /// dso_daddr, locked, tlb, mem, snoop, phys_daddr, data_page_size, blocked). A key
+    /// may be shortened to a prefix, as perf allows.
     #[arg(short = 's', long = "sort")]
     pub sort: Option<String>,
+    /// Memory access profile (files recorded with -d): entries by the
+    /// sample's data access too, weighted by the sample's weight, sorted by
+    /// perf's local_weight,mem,sym,dso,symbol_daddr,dso_daddr,snoop,tlb,locked,
+    /// blocked,local_ins_lat by default.
+    #[arg(long = "mem-mode")]
+    pub mem_mode: bool,
     /// Output fields (overhead, sample, period, plus sort keys).
     #[arg(short = 'F', long = "fields")]
     pub fields: Option<String>,

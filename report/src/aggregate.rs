@@ -79,36 +79,157 @@ pub enum SortKey {
     /// (`cgroup_id`), from its last NAMESPACES record (`perf record
     /// --namespaces`), 0/0x0 without one.
     CgroupId,
+    /// The sample's weight (`local_weight`: PERF_SAMPLE_WEIGHT, or the
+    /// first 32 bits of WEIGHT_STRUCT).
+    LocalWeight,
+    /// `weight`: the same key, shown times the entry's samples.
+    Weight,
+    /// `local_ins_lat`: the instruction latency (WEIGHT_STRUCT's bits
+    /// 32-47).
+    LocalInsLat,
+    /// `ins_lat`: the same key, shown times the entry's samples.
+    InsLat,
+    /// `local_p_stage_cyc`: the pipeline stage cycles (WEIGHT_STRUCT's
+    /// bits 48-63). perf 6.1 on x86 drops it from `--sort` (its
+    /// `arch_support_sort_key`), but shows it as a `-F` field.
+    LocalPStageCyc,
+    /// `p_stage_cyc`: the same, shown times the entry's samples.
+    PStageCyc,
+    /// `transaction`: the sample's PERF_SAMPLE_TRANSACTION flags.
+    Transaction,
+    /// `code_page_size`: PERF_SAMPLE_CODE_PAGE_SIZE.
+    CodePageSize,
+    /// `addr`: the sample's instruction address.
+    Addr,
+    /// Memory mode: the data address and its symbol (`symbol_daddr`).
+    SymDaddr,
+    /// Memory mode: the instruction address and its symbol
+    /// (`symbol_iaddr`).
+    SymIaddr,
+    /// Memory mode: the data address's DSO (`dso_daddr`).
+    DsoDaddr,
+    /// Memory mode: the data source's lock bits (`locked`).
+    Locked,
+    /// Memory mode: the data source's TLB bits (`tlb`).
+    Tlb,
+    /// Memory mode: the data source's memory level bits (`mem`).
+    Mem,
+    /// Memory mode: the data source's snoop bits (`snoop`).
+    Snoop,
+    /// Memory mode: the data address's physical address (`phys_daddr`).
+    PhysDaddr,
+    /// Memory mode: the data address's page size (`data_page_size`).
+    DataPageSize,
+    /// Memory mode: the data source's blocking bits (`blocked`).
+    Blocked,
 }
 
+/// Which of perf's tables of sort keys a key is in: a branch key counts
+/// only in branch mode, a memory key only in memory mode (`--mem-mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyMode {
+    Any,
+    Branch,
+    Memory,
+}
+
+/// perf 6.1's sort dimensions in the order `sort_dimension__add` tries
+/// them (common, then the output fields, then branch, then memory keys),
+/// for its prefix match. The output fields are `None` here ([`Field`]
+/// parses them); `ipc_null`, `ipc_lbr`, `mispredict`, `in_tx`, `abort`,
+/// `srcline_from`, `srcline_to`, `addr_from`, `addr_to` and `dcacheline`
+/// have no key in prec.
+const PERF_KEYS: &[(&str, Option<SortKey>, KeyMode)] = &[
+    ("pid", Some(SortKey::Pid), KeyMode::Any),
+    ("comm", Some(SortKey::Comm), KeyMode::Any),
+    ("dso", Some(SortKey::Dso), KeyMode::Any),
+    ("symbol", Some(SortKey::Sym), KeyMode::Any),
+    ("parent", Some(SortKey::Parent), KeyMode::Any),
+    ("cpu", Some(SortKey::Cpu), KeyMode::Any),
+    ("socket", Some(SortKey::Socket), KeyMode::Any),
+    ("srcline", Some(SortKey::Srcline), KeyMode::Any),
+    ("srcfile", Some(SortKey::Srcfile), KeyMode::Any),
+    ("local_weight", Some(SortKey::LocalWeight), KeyMode::Any),
+    ("weight", Some(SortKey::Weight), KeyMode::Any),
+    ("transaction", Some(SortKey::Transaction), KeyMode::Any),
+    ("trace", Some(SortKey::Trace), KeyMode::Any),
+    ("symbol_size", Some(SortKey::SymSize), KeyMode::Any),
+    ("dso_size", Some(SortKey::DsoSize), KeyMode::Any),
+    ("cgroup", Some(SortKey::Cgroup), KeyMode::Any),
+    ("cgroup_id", Some(SortKey::CgroupId), KeyMode::Any),
+    ("ipc_null", None, KeyMode::Any),
+    ("time", Some(SortKey::Time), KeyMode::Any),
+    ("code_page_size", Some(SortKey::CodePageSize), KeyMode::Any),
+    ("local_ins_lat", Some(SortKey::LocalInsLat), KeyMode::Any),
+    ("ins_lat", Some(SortKey::InsLat), KeyMode::Any),
+    (
+        "local_p_stage_cyc",
+        Some(SortKey::LocalPStageCyc),
+        KeyMode::Any,
+    ),
+    ("p_stage_cyc", Some(SortKey::PStageCyc), KeyMode::Any),
+    ("addr", Some(SortKey::Addr), KeyMode::Any),
+    ("overhead", None, KeyMode::Any),
+    ("overhead_sys", None, KeyMode::Any),
+    ("overhead_us", None, KeyMode::Any),
+    ("overhead_guest_sys", None, KeyMode::Any),
+    ("overhead_guest_us", None, KeyMode::Any),
+    ("overhead_children", None, KeyMode::Any),
+    ("sample", None, KeyMode::Any),
+    ("period", None, KeyMode::Any),
+    ("dso_from", Some(SortKey::DsoFrom), KeyMode::Branch),
+    ("dso_to", Some(SortKey::DsoTo), KeyMode::Branch),
+    ("symbol_from", Some(SortKey::SymFrom), KeyMode::Branch),
+    ("symbol_to", Some(SortKey::SymTo), KeyMode::Branch),
+    ("mispredict", None, KeyMode::Branch),
+    ("in_tx", None, KeyMode::Branch),
+    ("abort", None, KeyMode::Branch),
+    ("cycles", Some(SortKey::Cycles), KeyMode::Branch),
+    ("srcline_from", None, KeyMode::Branch),
+    ("srcline_to", None, KeyMode::Branch),
+    ("ipc_lbr", None, KeyMode::Branch),
+    ("addr_from", None, KeyMode::Branch),
+    ("addr_to", None, KeyMode::Branch),
+    ("symbol_daddr", Some(SortKey::SymDaddr), KeyMode::Memory),
+    ("symbol_iaddr", Some(SortKey::SymIaddr), KeyMode::Memory),
+    ("dso_daddr", Some(SortKey::DsoDaddr), KeyMode::Memory),
+    ("locked", Some(SortKey::Locked), KeyMode::Memory),
+    ("tlb", Some(SortKey::Tlb), KeyMode::Memory),
+    ("mem", Some(SortKey::Mem), KeyMode::Memory),
+    ("snoop", Some(SortKey::Snoop), KeyMode::Memory),
+    ("dcacheline", None, KeyMode::Memory),
+    ("phys_daddr", Some(SortKey::PhysDaddr), KeyMode::Memory),
+    (
+        "data_page_size",
+        Some(SortKey::DataPageSize),
+        KeyMode::Memory,
+    ),
+    ("blocked", Some(SortKey::Blocked), KeyMode::Memory),
+];
+
+/// perf 6.1's `default_mem_sort_order` (`--mem-mode` without `--sort`).
+pub const DEFAULT_MEM_SORT_ORDER: &str = "local_weight,mem,sym,dso,symbol_daddr,dso_daddr,\
+     snoop,tlb,locked,blocked,local_ins_lat,local_p_stage_cyc";
+
 impl SortKey {
-    /// Parses one key name (perf's names; `symbol` for `sym`).
+    /// Parses one key name: prec's own (`tid`, `symoff`), else the first
+    /// of perf's keys that the name starts (perf's case-insensitive
+    /// prefix match: `sym` is `symbol`, `weig` is `weight`).
     pub fn parse(s: &str) -> Option<SortKey> {
-        Some(match s {
-            "comm" => SortKey::Comm,
-            "pid" => SortKey::Pid,
-            "tid" => SortKey::Tid,
-            "dso" => SortKey::Dso,
-            "sym" | "symbol" => SortKey::Sym,
-            "symoff" => SortKey::SymOff,
-            "srcline" => SortKey::Srcline,
-            "srcfile" => SortKey::Srcfile,
-            "cpu" => SortKey::Cpu,
-            "socket" => SortKey::Socket,
-            "parent" => SortKey::Parent,
-            "dso_from" => SortKey::DsoFrom,
-            "dso_to" => SortKey::DsoTo,
-            "symbol_from" => SortKey::SymFrom,
-            "symbol_to" => SortKey::SymTo,
-            "cycles" => SortKey::Cycles,
-            "trace" => SortKey::Trace,
-            "time" => SortKey::Time,
-            "symbol_size" => SortKey::SymSize,
-            "dso_size" => SortKey::DsoSize,
-            "cgroup" => SortKey::Cgroup,
-            "cgroup_id" => SortKey::CgroupId,
-            _ => return None,
-        })
+        match s {
+            "tid" => Some(SortKey::Tid),
+            "symoff" => Some(SortKey::SymOff),
+            _ => perf_key(s).and_then(|(_, k, _)| k),
+        }
+    }
+
+    /// The mode a key name needs ([`KeyMode::Any`] for names that are not
+    /// perf's branch or memory keys).
+    pub fn mode_of(s: &str) -> KeyMode {
+        match s {
+            "tid" | "symoff" => KeyMode::Any,
+            _ => perf_key(s).map_or(KeyMode::Any, |(_, _, m)| m),
+        }
     }
 
     /// Column header.
@@ -135,7 +256,68 @@ impl SortKey {
             SortKey::DsoSize => "DSO size",
             SortKey::Cgroup => "Cgroup",
             SortKey::CgroupId => "cgroup id (dev/inode)",
+            SortKey::LocalWeight => "Local Weight",
+            SortKey::Weight => "Weight",
+            SortKey::LocalInsLat => "Local INSTR Latency",
+            SortKey::InsLat => "INSTR Latency",
+            SortKey::LocalPStageCyc => "Local Pipeline Stage Cycle",
+            SortKey::PStageCyc => "Pipeline Stage Cycle",
+            SortKey::Transaction => "Transaction                ",
+            SortKey::CodePageSize => "Code Page Size",
+            SortKey::Addr => "Address",
+            SortKey::SymDaddr => "Data Symbol",
+            SortKey::SymIaddr => "Code Symbol",
+            SortKey::DsoDaddr => "Data Object",
+            SortKey::Locked => "Locked",
+            SortKey::Tlb => "TLB access",
+            SortKey::Mem => "Memory access",
+            SortKey::Snoop => "Snoop",
+            SortKey::PhysDaddr => "Data Physical Address",
+            SortKey::DataPageSize => "Data Page Size",
+            SortKey::Blocked => "Blocked",
         }
+    }
+
+    /// Whether the key needs memory mode (`--mem-mode`).
+    pub fn is_mem(self) -> bool {
+        matches!(
+            self,
+            SortKey::SymDaddr
+                | SortKey::SymIaddr
+                | SortKey::DsoDaddr
+                | SortKey::Locked
+                | SortKey::Tlb
+                | SortKey::Mem
+                | SortKey::Snoop
+                | SortKey::PhysDaddr
+                | SortKey::DataPageSize
+                | SortKey::Blocked
+        )
+    }
+
+    /// Whether the key reads the sample's values that prec keeps in an
+    /// entry's [`SampleValues`] (weights, transaction, page size, memory
+    /// information).
+    fn reads_values(self) -> bool {
+        self.is_mem()
+            || matches!(
+                self,
+                SortKey::LocalWeight
+                    | SortKey::Weight
+                    | SortKey::LocalInsLat
+                    | SortKey::InsLat
+                    | SortKey::LocalPStageCyc
+                    | SortKey::PStageCyc
+                    | SortKey::Transaction
+                    | SortKey::CodePageSize
+            )
+    }
+
+    /// perf 6.1's `arch_specific_sort_keys`: `--sort` drops them where
+    /// `arch_support_sort_key` says no, which is everywhere but powerpc.
+    pub fn dropped_from_sort(self) -> bool {
+        matches!(self, SortKey::LocalPStageCyc | SortKey::PStageCyc)
+            && !cfg!(target_arch = "powerpc64")
     }
 
     /// Whether the key needs branch-stack mode.
@@ -145,6 +327,20 @@ impl SortKey {
             SortKey::DsoFrom | SortKey::DsoTo | SortKey::SymFrom | SortKey::SymTo | SortKey::Cycles
         )
     }
+}
+
+/// perf's `sort_dimension__add` lookup: the first of [`PERF_KEYS`] whose
+/// name starts with `s` (ignoring case).
+fn perf_key(s: &str) -> Option<(&'static str, Option<SortKey>, KeyMode)> {
+    if s.is_empty() {
+        return None;
+    }
+    PERF_KEYS
+        .iter()
+        .find(|(name, _, _)| {
+            name.len() >= s.len() && name.as_bytes()[..s.len()].eq_ignore_ascii_case(s.as_bytes())
+        })
+        .copied()
 }
 
 /// perf 6.1's `default_branch_sort_order`.
@@ -287,6 +483,13 @@ pub struct Options {
     pub branch_stack: Option<bool>,
     /// Resolved by [`build`]: one hist entry per branch-stack entry.
     pub branch_mode: bool,
+    /// `--mem-mode`: each entry also keyed by the memory access (perf's
+    /// `mem_info`), its period the sample's weight (1 for none), no
+    /// children.
+    pub mem_mode: bool,
+    /// The `--sort` text as perf keeps it (with its `,ipc_null`), which
+    /// memory mode prints as the sort order.
+    pub sort_text: Option<String>,
 }
 
 impl Default for Options {
@@ -343,6 +546,8 @@ impl Default for Options {
             sort_given: false,
             branch_stack: None,
             branch_mode: false,
+            mem_mode: false,
+            sort_text: None,
         }
     }
 }
@@ -491,10 +696,21 @@ pub fn parse_fields(s: &str) -> Result<Vec<Field>, String> {
     for k in s.split(',').map(str::trim).filter(|k| !k.is_empty()) {
         match Field::parse(k) {
             Some(f) => v.push(f),
-            None => return Err(format!("Unknown --fields key: `{k}'")),
+            None => return Err(unknown_key("--fields", k)),
         }
     }
     Ok(v)
+}
+
+/// The error for a key `Field::parse` does not know: perf's, or one of
+/// perf's keys prec does not implement.
+fn unknown_key(option: &str, key: &str) -> String {
+    match perf_key(key) {
+        Some((name, _, _)) => {
+            format!("{option} key `{key}' (perf's `{name}') is not supported by prec")
+        }
+        None => format!("Unknown {option} key: `{key}'"),
+    }
 }
 
 /// Parses a `--sort` list that may also name output fields (perf's
@@ -509,7 +725,7 @@ pub fn parse_sort_fields(s: &str) -> Result<Vec<Field>, String> {
                     v.push(f)
                 }
             }
-            None => return Err(format!("Unknown --sort key: `{k}'")),
+            None => return Err(unknown_key("--sort", k)),
         }
     }
     if v.is_empty() {
@@ -521,16 +737,21 @@ pub fn parse_sort_fields(s: &str) -> Result<Vec<Field>, String> {
 impl Field {
     /// Parses one field name: perf's output field names, or a sort key's.
     pub fn parse(name: &str) -> Option<Field> {
-        Some(match name {
-            "overhead" => Field::Overhead,
-            "overhead_children" => Field::Children,
-            "overhead_sys" => Field::ModeOverhead(0),
-            "overhead_us" => Field::ModeOverhead(1),
-            "overhead_guest_sys" => Field::ModeOverhead(2),
-            "overhead_guest_us" => Field::ModeOverhead(3),
-            "sample" => Field::Sample,
-            "period" => Field::Period,
-            _ => Field::Key(SortKey::parse(name)?),
+        if matches!(name, "tid" | "symoff") {
+            return SortKey::parse(name).map(Field::Key);
+        }
+        let (perf_name, key, _) = perf_key(name)?;
+        Some(match (perf_name, key) {
+            (_, Some(k)) => Field::Key(k),
+            ("overhead", _) => Field::Overhead,
+            ("overhead_children", _) => Field::Children,
+            ("overhead_sys", _) => Field::ModeOverhead(0),
+            ("overhead_us", _) => Field::ModeOverhead(1),
+            ("overhead_guest_sys", _) => Field::ModeOverhead(2),
+            ("overhead_guest_us", _) => Field::ModeOverhead(3),
+            ("sample", _) => Field::Sample,
+            ("period", _) => Field::Period,
+            _ => return None,
         })
     }
 }
@@ -638,6 +859,9 @@ pub struct Sym {
     /// An inline frame's function (perf's fake `sym->inlined` symbol: the
     /// range of the real function it was inlined into, its own name).
     pub inlined: bool,
+    /// A data object (perf's STT_OBJECT symbol): a data address shows as
+    /// `name+0xoffset`.
+    pub object: bool,
 }
 
 /// Symbol identity within a report.
@@ -674,6 +898,211 @@ struct Key {
     time: u64,
     sym_size: u64,
     dso_size: u64,
+    /// [`ValueKey`] id + 1 (0: no key reads the sample's values).
+    values: u32,
+}
+
+/// The sample values the keys of a report compare (the wanted ones; the
+/// others stay 0), interned per report so that [`Key`] stays small.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+struct ValueKey {
+    weight: u64,
+    ins_lat: u16,
+    p_stage_cyc: u16,
+    transaction: u64,
+    code_page_size: u64,
+    /// `addr`: the runtime instruction address.
+    ip: u64,
+    /// `symbol_daddr`: the data address.
+    daddr: u64,
+    /// `symbol_iaddr`: the instruction address.
+    iaddr: u64,
+    /// `dso_daddr`: the data address's DSO name + 1.
+    daddr_dso: u32,
+    /// The data source's bits of the wanted memory keys.
+    data_src: u64,
+    phys_addr: u64,
+    data_page_size: u64,
+}
+
+/// perf's `mem_info` of a memory-mode entry: its sample's instruction and
+/// data addresses, resolved, and the data source.
+#[derive(Clone, Copy, Debug)]
+pub struct MemInfo {
+    pub iaddr: BranchAddr,
+    pub daddr: BranchAddr,
+    pub data_src: u64,
+    pub phys_addr: u64,
+    pub data_page_size: u64,
+}
+
+/// The sample values a hist entry keeps from its first sample (perf's
+/// `hist_entry` weight, ins_lat, p_stage_cyc, transaction and
+/// code_page_size, and its `mem_info`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SampleValues {
+    /// PERF_SAMPLE_WEIGHT, or WEIGHT_STRUCT's low 32 bits.
+    pub weight: u64,
+    /// WEIGHT_STRUCT's bits 32-47.
+    pub ins_lat: u16,
+    /// WEIGHT_STRUCT's bits 48-63.
+    pub p_stage_cyc: u16,
+    pub transaction: u64,
+    pub code_page_size: u64,
+    /// Memory mode only.
+    pub mem: Option<MemInfo>,
+}
+
+impl SampleValues {
+    /// The weight fields of a sample of `attr`, as perf's
+    /// `evsel__parse_sample` splits a WEIGHT_STRUCT.
+    fn of(attr: &Attr, s: &prec_format::sample::Sample<'_>) -> SampleValues {
+        let raw = s.weight.unwrap_or(0);
+        let (weight, ins_lat, p_stage_cyc) = if attr.sample_type & st::WEIGHT_STRUCT != 0 {
+            (raw & 0xffff_ffff, (raw >> 32) as u16, (raw >> 48) as u16)
+        } else {
+            (raw, 0, 0)
+        };
+        SampleValues {
+            weight,
+            ins_lat,
+            p_stage_cyc,
+            transaction: s.transaction.unwrap_or(0),
+            code_page_size: s.code_page_size.unwrap_or(0),
+            mem: None,
+        }
+    }
+}
+
+impl SampleValues {
+    /// Whether perf's children `he_tmp`, which has none of these, differs
+    /// from an entry with these values.
+    fn he_tmp_differs(&self) -> bool {
+        self.weight != 0
+            || self.ins_lat != 0
+            || self.p_stage_cyc != 0
+            || self.transaction != 0
+            || self.code_page_size != 0
+    }
+}
+
+impl ValueKey {
+    /// [`SampleValues::he_tmp_differs`] for the wanted values.
+    fn he_tmp_differs(&self) -> bool {
+        self.weight != 0
+            || self.ins_lat != 0
+            || self.p_stage_cyc != 0
+            || self.transaction != 0
+            || self.code_page_size != 0
+    }
+}
+
+/// An entry without [`SampleValues`] compares as one with these.
+static NO_VALUES: SampleValues = SampleValues {
+    weight: 0,
+    ins_lat: 0,
+    p_stage_cyc: 0,
+    transaction: 0,
+    code_page_size: 0,
+    mem: None,
+};
+
+/// The sample values of `e` (zeros without).
+pub fn values_of(e: &Entry) -> &SampleValues {
+    e.values.as_deref().unwrap_or(&NO_VALUES)
+}
+
+/// perf's `PERF_MEM_DATA_SRC_NONE` (no level number, unlike the
+/// kernel's `PERF_MEM_NA`): a sample without a data source.
+const DATA_SRC_NONE: u64 = 0x5080021;
+
+/// The keys of perf 6.1's default memory-mode order (without the ones
+/// `--sort` drops here, see [`SortKey::dropped_from_sort`]).
+pub fn mem_sort_keys() -> Vec<SortKey> {
+    DEFAULT_MEM_SORT_ORDER
+        .split(',')
+        .filter_map(SortKey::parse)
+        .filter(|k| !k.dropped_from_sort())
+        .collect()
+}
+
+/// The values of `v` that `keys` compare; `ip` is the sample's runtime
+/// address (after `--ignore-callees`), `daddr_dso` the name id of the
+/// data address's DSO.
+fn value_key(keys: &[SortKey], v: &SampleValues, ip: u64, daddr_dso: Option<u32>) -> ValueKey {
+    let mut k = ValueKey::default();
+    for &key in keys {
+        match key {
+            SortKey::LocalWeight | SortKey::Weight => k.weight = v.weight,
+            SortKey::LocalInsLat | SortKey::InsLat => k.ins_lat = v.ins_lat,
+            SortKey::LocalPStageCyc | SortKey::PStageCyc => k.p_stage_cyc = v.p_stage_cyc,
+            SortKey::Transaction => k.transaction = v.transaction,
+            SortKey::CodePageSize => k.code_page_size = v.code_page_size,
+            SortKey::Addr => k.ip = ip,
+            _ => {}
+        }
+        let Some(m) = &v.mem else { continue };
+        match key {
+            SortKey::SymDaddr => k.daddr = m.daddr.addr,
+            SortKey::SymIaddr => k.iaddr = m.iaddr.addr,
+            SortKey::DsoDaddr => k.daddr_dso = daddr_dso.map_or(0, |d| d + 1),
+            SortKey::PhysDaddr => k.phys_addr = m.phys_addr,
+            SortKey::DataPageSize => k.data_page_size = m.data_page_size,
+            _ => k.data_src |= m.data_src & data_src_bits(key),
+        }
+    }
+    k
+}
+
+/// The id + 1 of `k` in `ids` (added if new).
+fn intern_value(ids: &mut HashMap<ValueKey, u32>, k: ValueKey) -> u32 {
+    let n = ids.len() as u32;
+    *ids.entry(k).or_insert(n) + 1
+}
+
+/// perf's `sample__resolve_mem`: the instruction address found as a
+/// branch's end is (`ip__resolve_ams`), the data address in the maps of
+/// the sample's cpumode (`ip__resolve_data`, `thread__find_symbol`).
+fn resolve_mem(
+    (machine, resolver, strings): (&mut Machine, &mut Resolver, &mut Strings),
+    s: &prec_format::sample::Sample<'_>,
+    (pid, tid, cpumode): (i32, i32, u16),
+    thread: ThreadId,
+) -> MemInfo {
+    let iaddr = branch_addr(machine, resolver, strings, thread, pid, s.ip.unwrap_or(0));
+    let addr = s.addr.unwrap_or(0);
+    let loc = resolve_loading(machine, resolver, pid, tid, cpumode, addr);
+    let sym = loc
+        .map
+        .as_ref()
+        .and_then(|m| resolver.symbol(machine, strings, m, pid, addr, loc.addr));
+    MemInfo {
+        iaddr,
+        daddr: BranchAddr {
+            map: loc.map,
+            sym,
+            addr,
+            al_addr: loc.addr,
+            level: loc.level,
+        },
+        data_src: s.data_src.unwrap_or(DATA_SRC_NONE),
+        phys_addr: s.phys_addr.unwrap_or(0),
+        data_page_size: s.data_page_size.unwrap_or(0),
+    }
+}
+
+/// The bits of the data source word the memory keys compare (perf's
+/// `mem_lock`, `mem_dtlb`, `mem_lvl`, `mem_snoop`, `mem_blk`).
+fn data_src_bits(k: SortKey) -> u64 {
+    let bits = |shift: u32, width: u32| ((1u64 << width) - 1) << shift;
+    match k {
+        SortKey::Locked => bits(24, 2),
+        SortKey::Tlb => bits(26, 7),
+        SortKey::Mem => bits(5, 14),
+        SortKey::Snoop => bits(19, 5),
+        SortKey::Blocked => bits(40, 3),
+        _ => 0,
+    }
 }
 
 /// One end of a branch (perf's `addr_map_symbol`).
@@ -748,6 +1177,9 @@ pub struct Entry {
     /// Branch mode: the branch of this entry (boxed: most reports have
     /// none, and entries are many).
     pub branch: Option<Box<BranchInfo>>,
+    /// The sample values the keys read, when one does (boxed for the same
+    /// reason).
+    pub values: Option<Box<SampleValues>>,
 }
 
 impl Entry {
@@ -771,6 +1203,7 @@ impl Entry {
             filtered: self.filtered,
             collapse_filtered: self.collapse_filtered,
             mode_periods: self.mode_periods.as_ref().map(|_| Box::default()),
+            values: self.values.clone(),
             ..Entry::blank(self.thread, self.comm)
         }
     }
@@ -812,6 +1245,7 @@ impl Entry {
             collapse_filtered: 0,
             cg: None,
             branch: None,
+            values: None,
         }
     }
 }
@@ -1258,7 +1692,7 @@ impl Resolver {
             return r;
         }
         let dso = machine.dsos.get(map.dso);
-        // (name, start, end) in al->addr space.
+        // (name, start, end, object) in al->addr space.
         let found = match dso.kind {
             DsoKind::Kernel | DsoKind::Module => {
                 if self.kernel_allowed(machine, map.dso) {
@@ -1273,7 +1707,7 @@ impl Resolver {
                         .kernel_symbol(ip.wrapping_add(delta))
                         .map(|s| {
                             let start = map.map_ip(s.start.wrapping_sub(delta));
-                            (s.name, start, start.wrapping_add(s.size))
+                            (s.name, start, start.wrapping_add(s.size), s.object)
                         })
                 } else {
                     None
@@ -1282,7 +1716,7 @@ impl Resolver {
             DsoKind::Jit => self
                 .symbolizer
                 .jit_symbol(pid as u32, ip)
-                .map(|s| (s.name, s.start, s.start.wrapping_add(s.size))),
+                .map(|s| (s.name, s.start, s.start.wrapping_add(s.size), s.object)),
             DsoKind::NoFile => None,
             DsoKind::User | DsoKind::Vdso => {
                 let bin = match self.binaries.get(&map.dso) {
@@ -1302,12 +1736,12 @@ impl Resolver {
                     self.symbolizer.symbol(bin, elf).map(|s| {
                         // Express the symbol in al->addr space.
                         let start = addr.wrapping_sub(elf.wrapping_sub(s.start));
-                        (s.name, start, start.wrapping_add(s.size))
+                        (s.name, start, start.wrapping_add(s.size), s.object)
                     })
                 })
             }
         };
-        let r = found.map(|(name, start, end)| {
+        let r = found.map(|(name, start, end, object)| {
             let k = (map.dso, start, end);
             if let Some(&id) = self.by_start.get(&k) {
                 return id;
@@ -1319,6 +1753,7 @@ impl Resolver {
                 start,
                 end,
                 inlined: false,
+                object,
             });
             self.by_start.insert(k, id);
             id
@@ -1519,6 +1954,18 @@ pub(crate) fn prefetch_sampled_binaries(machine: &Machine, symbolizer: &mut Symb
     symbolizer.prefetch_binaries(&sampled);
 }
 
+/// Whether perf reports `file` in branch mode: by default when the file
+/// has the BRANCH_STACK feature (not with user stacks), or as `-b` /
+/// `--no-branch-stack` say.
+pub fn branch_mode(file: &PerfFile<'_>, options: &Options) -> bool {
+    let has_br_stack = file.feature(FeatureId::BRANCH_STACK).is_some()
+        && file
+            .attrs()
+            .iter()
+            .all(|a| a.attr.sample_type & st::STACK_USER == 0);
+    options.branch_stack.unwrap_or(has_br_stack)
+}
+
 /// Reads the file and aggregates its samples.
 pub fn build(file: &PerfFile<'_>, options: Options) -> ReportData {
     let pass = |options: Options, late: &[(crate::tasks::ThreadId, String)]| {
@@ -1581,13 +2028,7 @@ fn build_naming(
     let mut warnings: Vec<String> = file.warnings().to_vec();
     let attrs = file.attrs();
     let mut options = options;
-    // perf report: branch mode by default when the file has the
-    // BRANCH_STACK feature (not with user stacks).
-    let has_br_stack = file.feature(FeatureId::BRANCH_STACK).is_some()
-        && attrs
-            .iter()
-            .all(|a| a.attr.sample_type & st::STACK_USER == 0);
-    options.branch_mode = options.branch_stack.unwrap_or(has_br_stack);
+    options.branch_mode = branch_mode(file, &options);
     if options.branch_mode {
         // perf's ipc_lbr instead: no column without cycle counts.
         options.sort.retain(|&k| k != SortKey::IpcNull);
@@ -1601,6 +2042,14 @@ fn build_naming(
         && attrs.iter().all(|a| a.attr.type_ == attr_type::TRACEPOINT)
     {
         options.sort = vec![SortKey::Trace];
+    } else if options.mem_mode && !options.sort_given {
+        // perf's default_mem_sort_order, and the parent key of a
+        // non-default --parent after it.
+        let parent = options.sort.contains(&SortKey::Parent);
+        options.sort = mem_sort_keys();
+        if parent {
+            options.sort.push(SortKey::Parent);
+        }
     }
     if options.branch_mode && !options.sort_given {
         // perf appends the parent key of a non-default --parent after the
@@ -1711,6 +2160,13 @@ fn build_naming(
     let mut thread_values = ThreadValues::default();
 
     let want = |k: SortKey| options.sort.contains(&k);
+    // Keys that read more of the sample than its ip (see ValueKey).
+    let want_values = options.mem_mode
+        || options
+            .sort
+            .iter()
+            .any(|&k| k.reads_values() || k == SortKey::Addr);
+    let mut value_ids: HashMap<ValueKey, u32> = HashMap::default();
     let need_sym = want(SortKey::Sym)
         || want(SortKey::SymSize)
         || want(SortKey::IpcNull)
@@ -1730,8 +2186,11 @@ fn build_naming(
     cgp.enabled &= has_callchain;
     // Branch mode: perf turns --children off, and its branch entries get no
     // callchains.
-    cgp.children &= has_callchain && !options.branch_mode;
-    if cgp.children && !cgp.order_set {
+    // Memory mode turns --children off too, after perf chose the caller
+    // order for it.
+    let mem_children = options.mem_mode && cgp.children;
+    cgp.children &= has_callchain && !options.branch_mode && !options.mem_mode;
+    if (cgp.children || mem_children) && !cgp.order_set {
         cgp.order = Order::Caller;
     }
     let cg_on = cgp.enabled || cgp.children;
@@ -1794,6 +2253,8 @@ fn build_naming(
         // Nor the cgroups, which the replay keys do not hold.
         && !want(SortKey::Cgroup)
         && !want(SortKey::CgroupId)
+        // Nor the sample's other values (weights, data addresses).
+        && !want_values
         // Each sample walks perf's tree.
         && !tree_keys;
     let tracepoints = if want(SortKey::Trace) {
@@ -2239,6 +2700,38 @@ fn build_naming(
                                 }
                             }
                         }
+                        // The values the keys read (perf's hist_entry fields
+                        // from the sample, and in memory mode its mem_info).
+                        let mut values = SampleValues::default();
+                        let mut vkey = ValueKey::default();
+                        if want_values {
+                            values = SampleValues::of(a, &s);
+                            if options.mem_mode {
+                                values.mem = Some(resolve_mem(
+                                    (&mut machine, &mut resolver, &mut strings),
+                                    &s,
+                                    (pid, tid, r.cpumode()),
+                                    loc.thread,
+                                ));
+                            }
+                            let daddr_dso = values.mem.and_then(|m| {
+                                dso_name_id(&mut dso_names, &mut strings, &machine, m.daddr.map)
+                            });
+                            vkey = value_key(&options.sort, &values, ip, daddr_dso);
+                        }
+                        let value_id = if want_values {
+                            intern_value(&mut value_ids, vkey)
+                        } else {
+                            0
+                        };
+                        // perf's iter_add_single_mem_entry: the weight is the
+                        // period (1 without one).
+                        let period = if options.mem_mode {
+                            values.weight.max(1)
+                        } else {
+                            period
+                        };
+                        let boxed_values = || want_values.then(|| Box::new(values));
                         let th = machine.thread(loc.thread);
                         // perf's symbol__parent_filter.
                         let mut filtered = 0;
@@ -2276,6 +2769,7 @@ fn build_naming(
                             let Some(bs) = &s.branch_stack else { continue };
                             let tid = th.tid;
                             let nr = bs.entries.len() / 3;
+                            let w0_flags = bs.entries.get(2).unwrap_or(0);
                             for i in 0..nr {
                                 let w = |j: usize| bs.entries.get(i * 3 + j).unwrap_or(0);
                                 let from = branch_addr(
@@ -2303,7 +2797,27 @@ fn build_naming(
                                     dso_name_id(&mut dso_names, &mut strings, &machine, m)
                                         .map_or(0, |n| n + 1)
                                 };
-                                let mut key = Key::default();
+                                // perf's iter_add_next_branch_entry: the
+                                // weight is the cycles of the stack's first
+                                // branch (`bi->flags`, not `bi[i]`; 1 for none),
+                                // the entry's address the target's raw one.
+                                let (branch_values, branch_value_id) = if want_values {
+                                    let first_cycles = ((w0_flags >> 4) & 0xffff) as u16;
+                                    let v = SampleValues {
+                                        weight: u64::from(first_cycles.max(1)),
+                                        ..values
+                                    };
+                                    let ip =
+                                        bi.to.map.map_or(bi.to.addr, |m| m.unmap_ip(bi.to.addr));
+                                    let k = value_key(&options.sort, &v, ip, None);
+                                    (Some(Box::new(v)), intern_value(&mut value_ids, k))
+                                } else {
+                                    (None, 0)
+                                };
+                                let mut key = Key {
+                                    values: branch_value_id,
+                                    ..Key::default()
+                                };
                                 for k in &options.sort {
                                     match k {
                                         SortKey::Comm => key.comm = loc.comm.0,
@@ -2345,6 +2859,8 @@ fn build_naming(
                                         | SortKey::Srcfile
                                         | SortKey::Parent
                                         | SortKey::Trace => {}
+                                        // In the sample's values.
+                                        _ => {}
                                     }
                                 }
                                 let h = &mut hists[ai];
@@ -2365,6 +2881,7 @@ fn build_naming(
                                         socket,
                                         filtered,
                                         branch: Some(Box::new(bi)),
+                                        values: branch_values,
                                         mode_periods: mode_periods(),
                                         ..Entry::blank(loc.thread, loc.comm)
                                     });
@@ -2394,7 +2911,10 @@ fn build_naming(
                             }
                             _ => None,
                         };
-                        let mut key = Key::default();
+                        let mut key = Key {
+                            values: value_id,
+                            ..Key::default()
+                        };
                         for k in &options.sort {
                             match k {
                                 SortKey::Comm => key.comm = loc.comm.0,
@@ -2434,6 +2954,8 @@ fn build_naming(
                                 | SortKey::SymFrom
                                 | SortKey::SymTo
                                 | SortKey::Cycles => {}
+                                // In the sample's values.
+                                _ => {}
                             }
                         }
                         let mut src = (None, None);
@@ -2459,6 +2981,7 @@ fn build_naming(
                             sym,
                             srcline: src.0,
                             srcfile: src.1,
+                            values: boxed_values(),
                         };
                         let mut own = OwnEntry {
                             entry: 0,
@@ -2469,7 +2992,7 @@ fn build_naming(
                             filtered,
                         };
                         sample_seq += 1;
-                        let values = SampleValues {
+                        let stamp = SampleStamp {
                             seq: sample_seq,
                             period,
                             thread: loc.thread,
@@ -2485,14 +3008,14 @@ fn build_naming(
                             Some(pipe) => {
                                 let (id, new) = entry_keys.id(ai, key);
                                 if new {
-                                    pipe.seeds().push(own_seed);
+                                    pipe.seeds().push(own_seed.clone());
                                 }
                                 id as usize
                             }
                             None => entry_index(
                                 &mut hists[ai],
                                 key,
-                                (&own_seed, &own, &values),
+                                (&own_seed, &own, &stamp),
                                 cpu_utilization,
                             ),
                         };
@@ -2569,7 +3092,7 @@ fn build_naming(
                         replay_ips.clear();
                         if cg_on {
                             replay_ips.extend(chain.iter().map(|f| f.ip));
-                            let by_ip = want(SortKey::SymOff) || need_src;
+                            let by_ip = want(SortKey::SymOff) || want(SortKey::Addr) || need_src;
                             for (i, (f, fid)) in chain.iter().zip(&fids).enumerate() {
                                 let token =
                                     frame_tokens.get(i).copied().unwrap_or(FrameToken::NONE);
@@ -2616,6 +3139,7 @@ fn build_naming(
                                         dso_names: &mut dso_names,
                                         keys: &mut entry_keys,
                                         new_seeds: pipe.seeds(),
+                                        value_ids: &mut value_ids,
                                     },
                                     &SeedParams {
                                         sort: &options.sort,
@@ -2636,19 +3160,21 @@ fn build_naming(
                                         time: time_bucket,
                                         parent,
                                         trace: key.trace,
+                                        values: want_values.then_some((vkey, value_id, values)),
                                     },
                                 );
                                 pipe.add_resolution(Resolution {
                                     ai,
                                     cpumode: r.cpumode(),
                                     has_callchain: s.callchain.is_some(),
+                                    weighed: vkey.he_tmp_differs(),
                                     own,
                                     frames,
                                 });
                             }
                             if !pipe.add_sample(
                                 resolved,
-                                values,
+                                stamp,
                                 &replay_ips,
                                 (&cg_frames, &strings),
                             ) {
@@ -2716,6 +3242,7 @@ fn build_naming(
                             ai,
                             cpumode: r.cpumode(),
                             has_callchain: s.callchain.is_some(),
+                            weighed: vkey.he_tmp_differs(),
                             own,
                             frames,
                         };
@@ -2728,7 +3255,7 @@ fn build_naming(
                                 graph_log: &mut graph_log,
                                 entries: &mut EntryIds::default(),
                             },
-                            (&res, &values, &replay_ips, Some(idx)),
+                            (&res, &stamp, &replay_ips, Some(idx)),
                             (resolved_pending, stale),
                             &FreshParams {
                                 shard: Shard::ALL,
@@ -3188,7 +3715,7 @@ impl Trees for HistTrees<'_> {
 }
 
 /// What a resolution of one sample adds to the hists, besides the sample's
-/// own values ([`SampleValues`]): all of it follows from the sample's
+/// own stamp ([`SampleStamp`]): all of it follows from the sample's
 /// resolved key (see [`crate::replay`]), so samples that share the key
 /// share it.
 struct Resolution {
@@ -3196,6 +3723,9 @@ struct Resolution {
     ai: usize,
     cpumode: u16,
     has_callchain: bool,
+    /// The sample has weights or the like, which perf's children entries
+    /// do not compare (see [`fresh`]).
+    weighed: bool,
     own: OwnEntry,
     /// The call-graph frames, with call graphs.
     frames: Vec<FrameSeed>,
@@ -3225,9 +3755,9 @@ struct FrameSeed {
 }
 
 /// What a new entry takes from the resolution of its first sample, besides
-/// that sample's values and its [`OwnEntry`]'s comm, trace output, parent
+/// that sample's stamp and its [`OwnEntry`]'s comm, trace output, parent
 /// and filters.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct EntrySeed {
     /// The index of the entry's hists.
     ai: u32,
@@ -3238,14 +3768,16 @@ struct EntrySeed {
     sym: Option<SymId>,
     srcline: Option<StrId>,
     srcfile: Option<StrId>,
+    /// The sample values the keys read, when one does.
+    values: Option<Box<SampleValues>>,
 }
 
-/// The entry made from `seed` for a sample with `values` whose own entry
+/// The entry made from `seed` for a sample with `stamp` whose own entry
 /// is `own`.
 fn new_entry(
     seed: &EntrySeed,
     own: &OwnEntry,
-    values: &SampleValues,
+    stamp: &SampleStamp,
     cpu_utilization: bool,
 ) -> Entry {
     Entry {
@@ -3256,15 +3788,16 @@ fn new_entry(
         srcline: seed.srcline,
         srcfile: seed.srcfile,
         trace: own.trace,
-        cpu: values.cpu,
-        cgroup: values.cgroup,
-        cgroup_ns: values.cgroup_ns,
-        time: values.time,
-        socket: values.socket,
+        cpu: stamp.cpu,
+        cgroup: stamp.cgroup,
+        cgroup_ns: stamp.cgroup_ns,
+        time: stamp.time,
+        socket: stamp.socket,
         parent: own.parent,
         filtered: own.filtered,
         mode_periods: cpu_utilization.then(Box::<ModePeriods>::default),
-        ..Entry::blank(values.thread, own.comm)
+        values: seed.values.clone(),
+        ..Entry::blank(stamp.thread, own.comm)
     }
 }
 
@@ -3273,14 +3806,13 @@ fn new_entry(
 fn entry_index(
     h: &mut Hists,
     key: Key,
-    (seed, own, values): (&EntrySeed, &OwnEntry, &SampleValues),
+    (seed, own, stamp): (&EntrySeed, &OwnEntry, &SampleStamp),
     cpu_utilization: bool,
 ) -> usize {
     let n = h.entries.len();
     let idx = *h.index.entry(key).or_insert(n);
     if idx == n {
-        h.entries
-            .push(new_entry(seed, own, values, cpu_utilization));
+        h.entries.push(new_entry(seed, own, stamp, cpu_utilization));
     }
     idx
 }
@@ -3333,13 +3865,13 @@ impl EntryIds {
     }
 
     /// The index of key `id`'s entry in `h`, made now for a sample with
-    /// `values` whose own entry is `own` if it has none (at `place` in
+    /// `stamp` whose own entry is `own` if it has none (at `place` in
     /// that sample, when the entries are in shards).
     fn entry(
         &mut self,
         h: &mut Hists,
         id: u32,
-        (own, values, place): (&OwnEntry, &SampleValues, Option<(u64, u32)>),
+        (own, stamp, place): (&OwnEntry, &SampleStamp, Option<(u64, u32)>),
         cpu_utilization: bool,
     ) -> usize {
         let Some(&idx) = self.of.get(id as usize) else {
@@ -3353,7 +3885,7 @@ impl EntryIds {
         h.entries.push(new_entry(
             &self.seeds[id as usize],
             own,
-            values,
+            stamp,
             cpu_utilization,
         ));
         self.of[id as usize] = idx as u32;
@@ -3394,7 +3926,7 @@ impl Shard {
 /// What a sample's entries take from the sample itself (a new entry takes
 /// the first sample's).
 #[derive(Clone, Copy)]
-struct SampleValues {
+struct SampleStamp {
     /// The sample's number in the pass.
     seq: u64,
     period: u64,
@@ -3416,6 +3948,8 @@ struct Seeder<'a> {
     /// The entry keys, and the seeds of the new ones (in id order).
     keys: &'a mut EntryKeys,
     new_seeds: &'a mut Vec<EntrySeed>,
+    /// The sample values the keys read, by id.
+    value_ids: &'a mut HashMap<ValueKey, u32>,
 }
 
 /// The report's options [`frame_seeds`] reads.
@@ -3441,6 +3975,9 @@ struct OwnSeed {
     parent: Option<StrId>,
     /// The own key's trace value.
     trace: u32,
+    /// The sample values the keys read, and their id (see [`ValueKey`]),
+    /// when one does.
+    values: Option<(ValueKey, u32, SampleValues)>,
 }
 
 /// The [`FrameSeed`]s of a sample's resolved call chain `chain` (interned
@@ -3461,6 +3998,7 @@ fn frame_seeds(
         dso_names,
         keys,
         new_seeds,
+        value_ids,
     } = seeder;
     let mut seeds = Vec::with_capacity(chain.len());
     // fill_callchain_info keeps the level of the last frame with a map for
@@ -3517,6 +4055,16 @@ fn frame_seeds(
         };
         let fdso = dso_name_id(dso_names, strings, machine, f.map).map_or(0, |n| n + 1);
         let mut ck = Key::default();
+        if let Some((vkey, value_id, _)) = &own.values {
+            ck.values = *value_id;
+            // The frame's own address for `addr`: perf's
+            // fill_callchain_info gives the entry the frame's raw address as
+            // its map-relative one, which `addr` maps once more.
+            if p.sort.contains(&SortKey::Addr) {
+                let ip = f.map.map_or(f.ip, |m| m.unmap_ip(f.ip));
+                ck.values = intern_value(value_ids, ValueKey { ip, ..*vkey });
+            }
+        }
         for k in p.sort {
             match k {
                 SortKey::Comm => ck.comm = own.comm.0,
@@ -3558,6 +4106,7 @@ fn frame_seeds(
                 sym: f.sym,
                 srcline: csrc.0,
                 srcfile: csrc.1,
+                values: own.values.as_ref().map(|(_, _, v)| Box::new(*v)),
             });
         }
         seeds.push(FrameSeed {
@@ -3616,7 +4165,7 @@ struct FreshParams<'a> {
 fn fresh<'a>(
     scratch: &mut FreshScratch,
     pass: Pass<'_, 'a>,
-    (res, values, ips, idx): (&Resolution, &SampleValues, &[u64], Option<usize>),
+    (res, stamp, ips, idx): (&Resolution, &SampleStamp, &[u64], Option<usize>),
     (pending, stale): (crate::replay::Pending<'a>, Option<u32>),
     p: &FreshParams<'_>,
 ) -> Option<u32> {
@@ -3639,7 +4188,7 @@ fn fresh<'a>(
     let cgp = p.cgp;
     let want = |k: SortKey| p.sort.contains(&k);
     let ai = res.ai;
-    let period = values.period;
+    let period = stamp.period;
     effects.clear();
     checks.clear();
     pins.clear();
@@ -3680,7 +4229,7 @@ fn fresh<'a>(
         }
         let h = &mut hists[ai];
         if cgp.enabled {
-            walk_memo.start((ai as u64) << 32 | values.thread.0 as u64, fids);
+            walk_memo.start((ai as u64) << 32 | stamp.thread.0 as u64, fids);
         }
         if let (Some(own), Some(idx)) = (&mut own, idx) {
             let cg = h.entries[idx].cg.get_or_insert_with(Default::default);
@@ -3713,19 +4262,21 @@ fn fresh<'a>(
         if cgp.children {
             he_cache.clear();
             he_cache.extend(idx.map(|idx| idx as u32));
-            // perf's he_tmp lacks the socket, the time and the cgroup: with
-            // those keys only socket 0 / time 0 / cgroup 0 entries match,
-            // and the others add each frame's period again.
-            let no_dedup = (values.socket != 0 && want(SortKey::Socket))
-                || (values.time != 0 && want(SortKey::Time))
-                || (values.cgroup != 0 && want(SortKey::Cgroup))
-                || (values.cgroup_ns != (0, 0) && want(SortKey::CgroupId));
+            // perf's he_tmp lacks the socket, the time, the cgroup and the
+            // weights: with those keys only socket 0 / time 0 / cgroup 0 /
+            // weight 0 entries match, and the others add each frame's period
+            // again.
+            let no_dedup = (stamp.socket != 0 && want(SortKey::Socket))
+                || (stamp.time != 0 && want(SortKey::Time))
+                || (stamp.cgroup != 0 && want(SortKey::Cgroup))
+                || (stamp.cgroup_ns != (0, 0) && want(SortKey::CgroupId))
+                || res.weighed;
             for (i, f) in res.frames.iter().enumerate() {
                 if !p.shard.has(f.entry) {
                     continue;
                 }
-                let place = p.shard.sharded().then_some((values.seq, i as u32 + 1));
-                let cidx = entries.entry(h, f.entry, (&res.own, values, place), p.cpu_utilization);
+                let place = p.shard.sharded().then_some((stamp.seq, i as u32 + 1));
+                let cidx = entries.entry(h, f.entry, (&res.own, stamp, place), p.cpu_utilization);
                 if cidx == usize::MAX || (!no_dedup && he_cache.contains(&(cidx as u32))) {
                     continue;
                 }
@@ -3779,7 +4330,7 @@ fn fresh<'a>(
             start,
             g.len() as u32,
             period,
-            values.thread,
+            stamp.thread,
         ));
     }
     effects.extend(own);
@@ -3834,11 +4385,11 @@ struct Batch {
     strings: Vec<String>,
 }
 
-/// A sample by its resolved key's id, its own values, and its range of
+/// A sample by its resolved key's id, its own stamp, and its range of
 /// [`Batch::ips`].
 struct PipedSample {
     resolved: u32,
-    values: SampleValues,
+    stamp: SampleStamp,
     ips: (u32, u32),
 }
 
@@ -3912,7 +4463,7 @@ impl Pipe {
     fn add_sample(
         &mut self,
         resolved: u32,
-        values: SampleValues,
+        stamp: SampleStamp,
         ips: &[u64],
         (frames, strings): (&Frames, &Strings),
     ) -> bool {
@@ -3920,7 +4471,7 @@ impl Pipe {
         self.batch.ips.extend_from_slice(ips);
         self.batch.samples.push(PipedSample {
             resolved,
-            values,
+            stamp,
             ips: (start, self.batch.ips.len() as u32),
         });
         self.batch.samples.len() < PIPE_BATCH || self.flush(frames, strings)
@@ -4090,8 +4641,8 @@ impl Adder {
             return;
         };
         let ai = res.ai;
-        let place = shard.sharded().then_some((s.values.seq, 0));
-        let own = (&res.own, &s.values, place);
+        let place = shard.sharded().then_some((s.stamp.seq, 0));
+        let own = (&res.own, &s.stamp, place);
         let idx = shard
             .has(res.own.entry)
             .then(|| entries.entry(&mut hists[ai], res.own.entry, own, *cpu_utilization))
@@ -4113,7 +4664,7 @@ impl Adder {
                     replay,
                     (&mut hists[ai], &mut callchain_period[ai]),
                     tree_graphs.then_some(graph_log),
-                    (i, s.values.period, || s.values.thread),
+                    (i, s.stamp.period, || s.stamp.thread),
                     *shard,
                 );
                 return;
@@ -4135,7 +4686,7 @@ impl Adder {
                 graph_log,
                 entries,
             },
-            (res, &s.values, ips, idx),
+            (res, &s.stamp, ips, idx),
             (pending, stale),
             &FreshParams {
                 shard: *shard,
@@ -4611,6 +5162,53 @@ impl<'a> KeyCmp<'a> {
             | SortKey::SymFrom
             | SortKey::SymTo
             | SortKey::Cycles => branch_cmp(d, k, a, b),
+            _ => self.values_cmp(k, a, b),
+        }
+    }
+
+    /// The keys of the sample's values, as perf's comparators order them
+    /// (see [`KeyCmp::same`]: `Less` is perf's `cmp(b, a) < 0`).
+    fn values_cmp(&self, k: SortKey, a: &Entry, b: &Entry) -> Ordering {
+        let (x, y) = (values_of(a), values_of(b));
+        // (s64)(right - left) of perf's left = b, right = a.
+        let signed = |p: u64, q: u64| (p.wrapping_sub(q) as i64).cmp(&0);
+        let mem = |v: &SampleValues, f: &dyn Fn(&MemInfo) -> u64| v.mem.as_ref().map_or(0, f);
+        match k {
+            // perf's sort__weight_cmp and co.: left - right.
+            SortKey::LocalWeight | SortKey::Weight => signed(y.weight, x.weight),
+            SortKey::LocalInsLat | SortKey::InsLat => y.ins_lat.cmp(&x.ins_lat),
+            SortKey::LocalPStageCyc | SortKey::PStageCyc => y.p_stage_cyc.cmp(&x.p_stage_cyc),
+            SortKey::Transaction => signed(y.transaction, x.transaction),
+            // The others: right - left.
+            SortKey::CodePageSize => signed(x.code_page_size, y.code_page_size),
+            SortKey::Addr => signed(entry_ip(a), entry_ip(b)),
+            SortKey::SymDaddr => signed(mem(x, &|m| m.daddr.addr), mem(y, &|m| m.daddr.addr)),
+            SortKey::SymIaddr => signed(mem(x, &|m| m.iaddr.addr), mem(y, &|m| m.iaddr.addr)),
+            SortKey::PhysDaddr => signed(mem(x, &|m| m.phys_addr), mem(y, &|m| m.phys_addr)),
+            SortKey::DataPageSize => {
+                signed(mem(x, &|m| m.data_page_size), mem(y, &|m| m.data_page_size))
+            }
+            // _sort__dso_cmp(left, right) without perf's usual swap:
+            // descending, no map first.
+            SortKey::DsoDaddr => {
+                let dsos = &self.d.machine.dsos;
+                let name = |v: &SampleValues| {
+                    let m = v.mem.as_ref()?.daddr.map?;
+                    Some(dsos.get(m.dso).shown_name.as_str())
+                };
+                match (name(x), name(y)) {
+                    (Some(p), Some(q)) => scmp(q, p),
+                    (None, Some(_)) => Ordering::Less,
+                    (Some(_), None) => Ordering::Greater,
+                    (None, None) => Ordering::Equal,
+                }
+            }
+            // The data source's bits (the `NA` value without a mem_info).
+            _ => {
+                let bits = data_src_bits(k);
+                let src = |v: &SampleValues| v.mem.map_or(DATA_SRC_NONE, |m| m.data_src) & bits;
+                src(x).cmp(&src(y))
+            }
         }
     }
 
@@ -4865,7 +5463,17 @@ fn sort_entries(data: &mut ReportData, hi: usize) -> Vec<usize> {
 /// (`graphs` false) a `dso` key anywhere keeps entries merged: the split
 /// replay does not model perf's comm of a thread named after its samples
 /// (`:665` becoming `prec`), which the default `comm,dso,sym` shows.
+///
+/// The address keys (`addr`, `symbol_daddr`, `symbol_iaddr`) compare
+/// addresses by their signed difference, which wraps between kernel and
+/// user addresses: perf's tree can split their entries anywhere.
 fn perf_tree_keys(keys: &[SortKey], graphs: bool) -> bool {
+    if keys
+        .iter()
+        .any(|k| matches!(k, SortKey::Addr | SortKey::SymDaddr | SortKey::SymIaddr))
+    {
+        return true;
+    }
     let Some(sym) = keys
         .iter()
         .position(|&k| k == SortKey::Sym || k == SortKey::IpcNull)
@@ -4937,18 +5545,31 @@ fn split_graphs_like_perf(
             landed.push(u32::MAX);
             continue;
         };
-        // perf compares its he_tmp, which has no socket, time or cgroup.
+        // perf compares its he_tmp, which has no socket, time, cgroup or
+        // weights.
         let bare;
+        let weighed = template.values.as_deref().filter(|v| v.he_tmp_differs());
         let probe = if template.cgroup != 0
             || template.cgroup_ns != (0, 0)
             || template.time != 0
             || template.socket != 0
+            || weighed.is_some()
         {
             bare = Entry {
                 cgroup: 0,
                 cgroup_ns: (0, 0),
                 time: 0,
                 socket: 0,
+                values: template.values.as_deref().map(|v| {
+                    Box::new(SampleValues {
+                        weight: 0,
+                        ins_lat: 0,
+                        p_stage_cyc: 0,
+                        transaction: 0,
+                        code_page_size: 0,
+                        ..*v
+                    })
+                }),
                 ..template.copy_keys()
             };
             &bare
@@ -5343,4 +5964,9 @@ mod regex_tests {
         assert!(Regex::new("[a-c]+_x?").is_match("zz_bca_"));
         assert!(!Regex::new("^[^a-z]").is_match("abc"));
     }
+}
+
+/// perf's `unmap_ip(he->ip)`: the runtime address of an entry's sample.
+pub(crate) fn entry_ip(e: &Entry) -> u64 {
+    e.map.map_or(e.addr, |m| m.unmap_ip(e.addr))
 }

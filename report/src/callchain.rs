@@ -512,6 +512,7 @@ impl Callchains {
                                     start: b.start,
                                     end: b.end,
                                     inlined: true,
+                                    object: false,
                                 })
                             });
                             (id, true)

@@ -68,7 +68,7 @@ const HOPS: [&str; 8] = [
 
 /// perf 6.1's `perf_mem__lvl_scnprintf`: the level bits (or with hops the
 /// hops instead), then the level number, each after " or ".
-fn level(data_src: u64) -> String {
+pub(crate) fn level(data_src: u64) -> String {
     let bits = field(data_src, 5, 14);
     let (hit, miss) = (bits & 2 != 0, bits & 4 != 0);
     let mut out = String::new();
@@ -113,7 +113,7 @@ fn level(data_src: u64) -> String {
     out
 }
 
-fn snoop(data_src: u64) -> String {
+pub(crate) fn snoop(data_src: u64) -> String {
     let mut out = String::new();
     join_bits(
         &mut out,
@@ -127,7 +127,7 @@ fn snoop(data_src: u64) -> String {
     out
 }
 
-fn tlb(data_src: u64) -> String {
+pub(crate) fn tlb(data_src: u64) -> String {
     let bits = field(data_src, 26, 7);
     let mut out = String::new();
     join_bits(
@@ -147,7 +147,7 @@ fn tlb(data_src: u64) -> String {
     out
 }
 
-fn lock(data_src: u64) -> &'static str {
+pub(crate) fn lock(data_src: u64) -> &'static str {
     let bits = field(data_src, 24, 2);
     match () {
         _ if bits & 1 != 0 => "N/A",
@@ -156,7 +156,7 @@ fn lock(data_src: u64) -> &'static str {
     }
 }
 
-fn blocked(data_src: u64) -> String {
+pub(crate) fn blocked(data_src: u64) -> String {
     let bits = field(data_src, 40, 3);
     if bits == 0 || bits & 1 != 0 {
         return " N/A".into();

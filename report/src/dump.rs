@@ -1328,18 +1328,14 @@ fn stack_offset(r: &RawRecord<'_>, attr: &Attr, s: &Sample<'_>) -> usize {
     (8 + r.body.len()).saturating_sub(after + 8)
 }
 
+/// perf's `get_page_size_name`: `N/A` for 0, else its
+/// `unit_number__scnprintf` (which divides while the quotient is above 1:
+/// 1024 is `1024B`, a 1 GiB page `1024M`).
 pub(crate) fn page_size_name(size: u64) -> String {
     if size == 0 {
         return "N/A".into();
     }
-    let units = ["", "K", "M", "G", "T", "P", "E"];
-    let mut v = size;
-    let mut i = 0;
-    while v >= 1024 && v.is_multiple_of(1024) && i + 1 < units.len() {
-        v /= 1024;
-        i += 1;
-    }
-    format!("{v}{}", units[i])
+    crate::header::unit_number(size)
 }
 
 fn arch_of(a: &str) -> Arch {
@@ -1536,4 +1532,25 @@ fn hex_dump<W: Write>(r: &RawRecord<'_>, out: &mut W) -> io::Result<()> {
         i += 16;
     }
     out.write_all(b"\n")
+}
+
+#[cfg(test)]
+mod page_size_tests {
+    use super::page_size_name;
+
+    /// perf 6.1's unit_number__scnprintf stops once the quotient is 1.
+    #[test]
+    fn page_sizes_as_perf_names_them() {
+        let cases = [
+            (0, "N/A"),
+            (512, "512B"),
+            (1024, "1024B"),
+            (4096, "4K"),
+            (2 << 20, "2M"),
+            (1 << 30, "1024M"),
+        ];
+        for (size, name) in cases {
+            assert_eq!(page_size_name(size), name, "{size}");
+        }
+    }
 }

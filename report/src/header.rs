@@ -847,7 +847,7 @@ fn bitmap_list(nbits: u64, bit: impl Fn(u64) -> bool) -> String {
 }
 
 /// perf's unit_number__scnprintf.
-fn unit_number(mut n: u64) -> String {
+pub(crate) fn unit_number(mut n: u64) -> String {
     let units = ['B', 'K', 'M', 'G'];
     let mut i = 0;
     while n / 1024 > 1 && i < 3 {

@@ -60,6 +60,16 @@ struct Widths {
     time: usize,
     /// HISTC_CGROUP: the longest name of an entry with a cgroup.
     cgroup: usize,
+    /// Whether an entry was measured: perf's fixed widths (weights,
+    /// memory keys) come with the first one.
+    any: bool,
+    /// HISTC_TRANSACTION: `hist_entry__transaction_len` once an entry has
+    /// transaction flags.
+    transaction: usize,
+    /// HISTC_MEM_DADDR_SYMBOL, HISTC_MEM_IADDR_SYMBOL, HISTC_MEM_DADDR_DSO.
+    daddr_sym: usize,
+    iaddr_sym: usize,
+    daddr_dso: usize,
 }
 
 fn fields_of(data: &ReportData) -> Vec<Field> {
@@ -260,6 +270,11 @@ fn calc_widths_of<'e>(
         time: if data.options.nanosecs { 16 } else { 12 },
         trace: 0,
         cgroup: 0,
+        any: false,
+        transaction: 0,
+        daddr_sym: 0,
+        iaddr_sym: 0,
+        daddr_dso: 0,
     };
     let keys = &data.options.sort;
     let srcfile_first = keys.first() == Some(&SortKey::Srcfile);
@@ -287,6 +302,8 @@ fn calc_widths_of<'e>(
         keys.contains(&SortKey::Trace),
     );
     for (e, level, srcline_known) in shown {
+        w.any = true;
+        value_widths(data, e, &mut w);
         let at_level = |k: SortKey| level.is_none_or(|l| l == k);
         if let (Some(t), true) = (e.trace, at_level(SortKey::Trace)) {
             if e.nr_samples >= 2 || trace_shared.shared(e) {
@@ -361,6 +378,42 @@ fn calc_widths_of<'e>(
     w
 }
 
+/// perf's `hists__calc_col_len` for the keys of the sample's values.
+fn value_widths(data: &ReportData, e: &Entry, w: &mut Widths) {
+    let Some(v) = e.values.as_deref() else {
+        return;
+    };
+    if v.transaction != 0 {
+        // hist_entry__transaction_len: the flags' names that count, and
+        // `:XX `.
+        w.transaction = 32;
+    }
+    let Some(m) = &v.mem else {
+        return;
+    };
+    // A symbol's name, `[x] `, and room for an address (the `+0x...` of a
+    // data object).
+    let sym_width = |a: &crate::aggregate::BranchAddr| match (a.sym, a.map) {
+        (Some(s), Some(_)) => data.strings.get(data.syms[s.0 as usize].name).len() + 4 + 16 + 2,
+        _ => 16 + 4 + 2,
+    };
+    w.daddr_sym = w.daddr_sym.max(sym_width(&m.daddr));
+    w.iaddr_sym = w.iaddr_sym.max(sym_width(&m.iaddr));
+    match m.daddr.map {
+        Some(map) => {
+            w.daddr_dso = w
+                .daddr_dso
+                .max(data.machine.dsos.get(map.dso).shown_name.len())
+        }
+        // hists__set_unres_dso_col_len, as for the dso key.
+        None => {
+            if data.options.dsos.is_none() && data.options.field_sep.is_none() {
+                w.daddr_dso = w.daddr_dso.max(16);
+            }
+        }
+    }
+}
+
 fn key_width(k: SortKey, w: &Widths) -> usize {
     let v = match k {
         SortKey::Comm => w.comm,
@@ -381,6 +434,20 @@ fn key_width(k: SortKey, w: &Widths) -> usize {
         SortKey::Time => w.time,
         SortKey::Cgroup => w.cgroup,
         SortKey::CgroupId => 0,
+        SortKey::Transaction => w.transaction,
+        SortKey::SymDaddr => w.daddr_sym,
+        SortKey::SymIaddr => w.iaddr_sym,
+        SortKey::DsoDaddr => w.daddr_dso,
+        // perf's fixed widths (HISTC_MEM_LVL is 21 + 3 in 6.1).
+        _ if !w.any => 0,
+        SortKey::LocalWeight | SortKey::Weight => 12,
+        SortKey::LocalInsLat | SortKey::InsLat | SortKey::LocalPStageCyc | SortKey::PStageCyc => 13,
+        SortKey::CodePageSize | SortKey::Locked => 6,
+        SortKey::Addr => 18,
+        SortKey::Tlb | SortKey::PhysDaddr | SortKey::DataPageSize => 22,
+        SortKey::Mem => 24,
+        SortKey::Snoop => 12,
+        SortKey::Blocked => 10,
     };
     v.max(k.header().len())
 }
@@ -545,7 +612,148 @@ fn key_value(data: &ReportData, e: &Entry, k: SortKey, width: usize) -> String {
             Some(b) if b.cycles == 0 => pad("-", width),
             Some(b) => pad(&(b.cycles as i16).to_string(), width),
         },
+        _ => value_key_text(data, e, k, width),
     }
+}
+
+/// perf's `se_snprintf` of the keys of the sample's values.
+fn value_key_text(data: &ReportData, e: &Entry, k: SortKey, width: usize) -> String {
+    use crate::data_src;
+    let v = crate::aggregate::values_of(e);
+    // perf's he_stat.nr_events is a u32.
+    let nr = e.nr_samples as u32;
+    let mem = v.mem.as_ref();
+    let src = mem.map_or(NO_DATA_SRC, |m| m.data_src);
+    // perf's fixed buffers of the memory keys' texts.
+    let cut = |mut s: String, size: usize| {
+        crate::truncate_bytes(&mut s, size - 1);
+        s
+    };
+    match k {
+        SortKey::LocalWeight => format!("{:<width$}", v.weight),
+        SortKey::Weight => format!("{:<width$}", v.weight.wrapping_mul(u64::from(nr))),
+        SortKey::LocalInsLat => format!("{:<width$}", v.ins_lat),
+        SortKey::InsLat => format!("{:<width$}", u32::from(v.ins_lat).wrapping_mul(nr)),
+        SortKey::LocalPStageCyc => format!("{:<width$}", v.p_stage_cyc),
+        SortKey::PStageCyc => format!("{:<width$}", u32::from(v.p_stage_cyc).wrapping_mul(nr)),
+        SortKey::Transaction => format!("{:<width$}", transaction_text(v.transaction)),
+        SortKey::CodePageSize => {
+            format!("{:<width$}", crate::dump::page_size_name(v.code_page_size))
+        }
+        // "%-#*llx" (C's # adds no 0x to a zero).
+        SortKey::Addr => match crate::aggregate::entry_ip(e) {
+            0 => format!("{:<width$}", 0),
+            ip => format!("{:<width$}", format!("{ip:#x}")),
+        },
+        SortKey::SymDaddr | SortKey::SymIaddr => match mem {
+            Some(m) => {
+                let a = if k == SortKey::SymDaddr {
+                    &m.daddr
+                } else {
+                    &m.iaddr
+                };
+                data_sym(data, a, e.level, width)
+            }
+            None => format!("[{}] {:016x}", e.level as char, 0),
+        },
+        SortKey::DsoDaddr => match mem.and_then(|m| m.daddr.map) {
+            Some(m) => pad(&data.machine.dsos.get(m.dso).shown_name, width),
+            None => pad("[unknown]", width),
+        },
+        // "%.*s" of perf's 10- and 16-byte buffers: cut, not padded.
+        SortKey::Locked => cut(data_src::lock(src).to_string(), 10)
+            .chars()
+            .take(width)
+            .collect(),
+        SortKey::Blocked => cut(data_src::blocked(src), 16)
+            .chars()
+            .take(width)
+            .collect(),
+        // "%-*s" of 64-byte buffers.
+        SortKey::Tlb => format!("{:<width$}", cut(data_src::tlb(src), 64)),
+        SortKey::Mem => format!("{:<width$}", cut(data_src::level(src), 64)),
+        SortKey::Snoop => format!("{:<width$}", cut(data_src::snoop(src), 64)),
+        // "[%c] %-#.*llx", padded and cut to the width.
+        SortKey::PhysDaddr => {
+            let phys = mem.map_or(0, |m| m.phys_addr);
+            let text = match phys {
+                0 => format!("[{}] {:016x}", e.level as char, 0),
+                p => format!("[{}] {p:#018x}", e.level as char),
+            };
+            pad(&text, width)
+        }
+        SortKey::DataPageSize => format!(
+            "{:<width$}",
+            crate::dump::page_size_name(mem.map_or(0, |m| m.data_page_size))
+        ),
+        _ => String::new(),
+    }
+}
+
+/// perf's `PERF_MEM_DATA_SRC_NONE`.
+const NO_DATA_SRC: u64 = 0x5080021;
+
+/// perf's `_hist_entry__sym_snprintf` of a data or instruction address:
+/// the entry's level, then the symbol (a data object's with its offset)
+/// or the raw address.
+fn data_sym(
+    data: &ReportData,
+    a: &crate::aggregate::BranchAddr,
+    level: u8,
+    width: usize,
+) -> String {
+    let mut s = format!("[{}] ", level as char);
+    match (a.sym, a.map) {
+        (Some(id), Some(map)) => {
+            let sym = &data.syms[id.0 as usize];
+            let name = data.strings.get(sym.name);
+            if sym.object {
+                s.push_str(name);
+                s.push_str(&format!(
+                    "+0x{:x}",
+                    a.addr.wrapping_sub(map.unmap_ip(sym.start))
+                ));
+            } else {
+                s.extend(name.chars().take(width.saturating_sub(4)));
+                if sym.inlined {
+                    s.push_str(" (inlined)");
+                }
+            }
+        }
+        _ if a.addr == 0 => s.push_str(&format!("{:016x}", 0)),
+        _ => s.push_str(&format!("{:#018x}", a.addr)),
+    }
+    s
+}
+
+/// perf's `hist_entry__transaction_snprintf`: the names of the set flags,
+/// `NEITHER ` for a transaction neither sync nor async, and `:` with the
+/// abort code.
+fn transaction_text(t: u64) -> String {
+    const BITS: [(u64, &str); 8] = [
+        (1 << 0, "EL "),
+        (1 << 1, "TX "),
+        (1 << 2, "SYNC "),
+        (1 << 3, "ASYNC "),
+        (1 << 4, "RETRY "),
+        (1 << 5, "CON "),
+        (1 << 6, "CAP-WRITE "),
+        (1 << 7, "CAP-READ "),
+    ];
+    let mut s = String::new();
+    for (bit, name) in BITS {
+        if t & bit != 0 {
+            s.push_str(name);
+        }
+    }
+    if t != 0 && t & (1 << 2 | 1 << 3) == 0 {
+        s.push_str("NEITHER ");
+    }
+    let abort = t >> 32;
+    if abort != 0 {
+        s.push_str(&format!(":{abort:x}"));
+    }
+    s
 }
 
 /// perf's `_hist_entry__sym_snprintf` for a branch end.
@@ -647,7 +855,19 @@ fn write_hists(
         write!(head, " (time slices: {t})")?;
     }
     writeln!(head)?;
-    writeln!(head, "# Event count (approx.): {total}")?;
+    if data.options.mem_mode {
+        // perf's hists__fprintf_nr_sample_events in memory mode: the
+        // periods are the weights, and the sort order as given.
+        writeln!(head, "# Total weight : {total}")?;
+        let order = data
+            .options
+            .sort_text
+            .as_deref()
+            .unwrap_or(crate::aggregate::DEFAULT_MEM_SORT_ORDER);
+        writeln!(head, "# Sort order   : {order}")?;
+    } else {
+        writeln!(head, "# Event count (approx.): {total}")?;
+    }
     if let Some(socket) = data.options.socket_filter {
         writeln!(head, "# Processor Socket: {socket}")?;
     }
@@ -898,6 +1118,10 @@ fn write_hists(
                                 | SortKey::Time
                                 | SortKey::Cgroup
                                 | SortKey::CgroupId
+                                | SortKey::SymDaddr
+                                | SortKey::SymIaddr
+                                | SortKey::Locked
+                                | SortKey::Blocked
                         )
                     {
                         line.push_str(&format!("{v:<cw$}"));

@@ -56,10 +56,13 @@ fn strings(s: &Option<String>) -> Option<Vec<String>> {
 /// Turns the command-line arguments into report options.
 fn options(args: &ReportArgs) -> Result<Options> {
     let mut o = Options::default();
-    let sort_given = match &args.sort {
+    let mut sort_given = match &args.sort {
         Some(s) => aggregate::parse_sort_fields(s).map_err(anyhow::Error::msg)?,
         None => Vec::new(),
     };
+    // perf's arch_specific_sort_keys: --sort leaves them out here (-F
+    // keeps them).
+    sort_given.retain(|f| !matches!(f, aggregate::Field::Key(k) if k.dropped_from_sort()));
     let keys_of = |fields: &[aggregate::Field]| -> Vec<aggregate::SortKey> {
         fields
             .iter()
@@ -78,6 +81,17 @@ fn options(args: &ReportArgs) -> Result<Options> {
             o.sort.push(aggregate::SortKey::IpcNull);
         }
     }
+    // perf's sort_order, which memory mode prints: --sort's text, and the
+    // `,ipc_null` perf adds to a text with "symbol" (branch mode, whose
+    // `ipc_lbr` differs, excludes memory mode).
+    o.sort_text = args.sort.as_ref().map(|s| {
+        if s.contains("symbol") {
+            format!("{s},ipc_null")
+        } else {
+            s.clone()
+        }
+    });
+    o.mem_mode = args.mem_mode;
     if let Some(f) = &args.fields {
         // perf's strict field order: output fields are -F's, then the
         // --sort keys not among them; the sort list is the --sort keys,
@@ -237,6 +251,47 @@ fn options(args: &ReportArgs) -> Result<Options> {
     Ok(o)
 }
 
+/// perf's checks of the report's mode: branch keys only in branch mode,
+/// memory keys only with `--mem-mode` (`Invalid --sort key`), memory mode
+/// neither with branch stacks nor without data sources.
+fn check_key_modes(
+    args: &ReportArgs,
+    opts: &Options,
+    file: &prec_format::PerfFile<'_>,
+) -> Result<()> {
+    use aggregate::KeyMode;
+    let branch = aggregate::branch_mode(file, opts);
+    if opts.mem_mode && branch {
+        bail!(
+            "branch and mem mode incompatible (the file has branch stacks: add --no-branch-stack)"
+        );
+    }
+    for (option, text) in [("--sort", &args.sort), ("--fields", &args.fields)] {
+        let Some(text) = text else { continue };
+        for key in text.split(',').map(str::trim) {
+            match aggregate::SortKey::mode_of(key) {
+                KeyMode::Branch if !branch => bail!(
+                    "Invalid {option} key: `{key}' (a branch-stack key: the file has no \
+                     branch stacks)"
+                ),
+                KeyMode::Memory if !opts.mem_mode => {
+                    bail!("Invalid {option} key: `{key}' (a memory key: needs --mem-mode)")
+                }
+                _ => {}
+            }
+        }
+    }
+    // perf checks the sample type of a file, not of a pipe.
+    let data_src = file
+        .attrs()
+        .iter()
+        .any(|a| a.attr.sample_type & prec_format::constants::sample_type::DATA_SRC != 0);
+    if opts.mem_mode && !data_src && file.mode() != prec_format::read::Mode::Pipe {
+        bail!("Selected --mem-mode but no mem data. Did you call perf record without -d?");
+    }
+    Ok(())
+}
+
 /// Index of the last command-line argument spelling one of `options`
 /// (`-g X`, `-gX`, `--call-graph=X`), or `None`: perf applies options in
 /// order, so a later one can override an earlier one's side effect.
@@ -328,6 +383,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         mapped.release_prefix(offset)
     }));
     let file = input.parse()?;
+    check_key_modes(&args, &opts, &file)?;
     opts.time = time_ranges(args.time.as_deref(), &file)?;
     opts.evswitch = evswitch(&args.evswitch, &file)?;
     // perf refuses it where there is no group to sort by (--group makes

@@ -182,7 +182,9 @@ fn symbols_of<Elf: FileHeader<Endian = Endianness>>(
             }
             _ => SymName::Own(String::from_utf8_lossy(raw_name).into()),
         };
-        out.push(Sym::named(start, size, binding, name));
+        let mut s = Sym::named(start, size, binding, name);
+        s.object = ty == elf::STT_OBJECT;
+        out.push(s);
     }
     Ok(out)
 }

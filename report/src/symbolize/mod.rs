@@ -136,6 +136,8 @@ pub struct SymbolInfo {
     pub size: u64,
     /// Kernel module for kallsyms symbols of modules (`ext4`), else `None`.
     pub module: Option<String>,
+    /// An ELF data object (STT_OBJECT); kallsyms symbols are never marked.
+    pub object: bool,
 }
 
 /// A source position from the DWARF line table.
@@ -851,6 +853,7 @@ impl Symbolizer {
             start: sym.start,
             size: sym.end - sym.start,
             module: sym.module.as_deref().map(str::to_string),
+            object: sym.object,
         }
     }
 
@@ -1122,6 +1125,7 @@ impl Symbolizer {
                     start: sym.start,
                     size: sym.end - sym.start,
                     module: None,
+                    object: false,
                 });
             }
         }

@@ -22,6 +22,8 @@ pub(crate) struct Sym {
     pub start: u64,
     pub end: u64,
     pub binding: Binding,
+    /// An ELF STT_OBJECT (data) symbol.
+    pub object: bool,
     pub name: SymName,
     /// Kernel module name for kallsyms entries (`[ext4]` → `ext4`).
     pub module: Option<Box<str>>,
@@ -39,6 +41,7 @@ impl Sym {
             start,
             end: start.saturating_add(size),
             binding,
+            object: false,
             name,
             module: None,
             demangled: OnceCell::new(),
