@@ -155,6 +155,35 @@ fn mem_mode_matches_perf() {
     );
 }
 
+/// perf's non-strict sort order: `--sort +KEYS` puts the keys after the
+/// default order of the mode (memory, branch, ordinary), and `ipc_null`
+/// joins only a given text with "symbol" in it.
+#[test]
+fn plus_sort_orders_match_perf() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let [perf_file, prec_file] = record_page_faults(&dir, "plus", &["-d", "-W", "-g"]);
+    let runs: &[&[&str]] = &[
+        &["--sort", "+weight"],
+        &["--sort", "+pid,cpu", "--no-children"],
+        &["--sort", "+sym", "-g", "none"],
+        &["--mem-mode", "--sort", "+phys_daddr"],
+        &["--mem-mode", "--sort", "+symbol_iaddr"],
+    ];
+    compare_all(&[perf_file.clone(), prec_file], runs);
+    let branch = quipper_dir().join("perf.data.branch-4.14");
+    compare_all(&[branch], &[&["--sort", "+cycles"]]);
+    // Data files mapped by the program (ld.so.cache) are no binaries to
+    // complain about.
+    let out = run(prec()
+        .args(["report", "--stdio", "--mem-mode", "-i"])
+        .arg(&perf_file));
+    let notes = String::from_utf8_lossy(&out.stderr);
+    assert!(!notes.contains("cannot parse"), "{notes}");
+}
+
 /// Memory mode in a pipe: perf records to stdout, both read it from
 /// stdin.
 #[test]

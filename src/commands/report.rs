@@ -53,10 +53,13 @@ fn strings(s: &Option<String>) -> Option<Vec<String>> {
     })
 }
 
-/// Turns the command-line arguments into report options.
-fn options(args: &ReportArgs) -> Result<Options> {
+/// Turns the command-line arguments into report options; `sort` is the
+/// sort order in effect (see [`non_strict_sort`]).
+fn options(args: &ReportArgs, sort: Option<&str>) -> Result<Options> {
     let mut o = Options::default();
-    let mut sort_given = match &args.sort {
+    let raw_sort = &args.sort;
+    let sort_text: Option<String> = sort.map(str::to_string);
+    let mut sort_given = match &sort_text {
         Some(s) => aggregate::parse_sort_fields(s).map_err(anyhow::Error::msg)?,
         None => Vec::new(),
     };
@@ -73,19 +76,20 @@ fn options(args: &ReportArgs) -> Result<Options> {
             .collect()
     };
     let sort_keys = keys_of(&sort_given);
-    if args.sort.is_some() {
+    if sort_text.is_some() {
         o.sort = sort_keys.clone();
         // perf's cmd_report appends `ipc_null` (`ipc_lbr` in branch mode,
-        // see aggregate::build) to a --sort list with "symbol" in it.
-        if args.fields.is_none() && args.sort.as_deref().is_some_and(|s| s.contains("symbol")) {
+        // see aggregate::build) to a --sort list with "symbol" in it (as
+        // given: before a `+` list gets the default order).
+        if args.fields.is_none() && raw_sort.as_deref().is_some_and(|s| s.contains("symbol")) {
             o.sort.push(aggregate::SortKey::IpcNull);
         }
     }
     // perf's sort_order, which memory mode prints: --sort's text, and the
     // `,ipc_null` perf adds to a text with "symbol" (branch mode, whose
     // `ipc_lbr` differs, excludes memory mode).
-    o.sort_text = args.sort.as_ref().map(|s| {
-        if s.contains("symbol") {
+    o.sort_text = sort_text.as_ref().map(|s| {
+        if raw_sort.as_deref().is_some_and(|r| r.contains("symbol")) {
             format!("{s},ipc_null")
         } else {
             s.clone()
@@ -119,9 +123,9 @@ fn options(args: &ReportArgs) -> Result<Options> {
     {
         o.sort_fields = Some(sort_given.clone());
     }
-    o.sort_given = args.sort.is_some() || args.fields.is_some();
+    o.sort_given = sort_text.is_some() || args.fields.is_some();
     // Keys -F adds (with or without --sort) do not make perf collapse.
-    o.need_collapse = if args.sort.is_some() {
+    o.need_collapse = if sort_text.is_some() {
         sort_keys.contains(&aggregate::SortKey::Comm)
     } else {
         args.fields.is_none()
@@ -168,7 +172,7 @@ fn options(args: &ReportArgs) -> Result<Options> {
     }
     o.callgraph.inline = !args.no_inline;
     o.callgraph.skip_first_sym =
-        args.fields.is_none() && args.sort.as_deref().is_some_and(|s| s.starts_with("sym"));
+        args.fields.is_none() && sort_text.as_deref().is_some_and(|s| s.starts_with("sym"));
     o.show_nr_samples = args.show_nr_samples;
     o.show_threads = args.threads;
     o.show_total_period = args.show_total_period;
@@ -268,6 +272,7 @@ fn check_key_modes(
     }
     for (option, text) in [("--sort", &args.sort), ("--fields", &args.fields)] {
         let Some(text) = text else { continue };
+        let text = text.strip_prefix('+').unwrap_or(text);
         for key in text.split(',').map(str::trim) {
             match aggregate::SortKey::mode_of(key) {
                 KeyMode::Branch if !branch => bail!(
@@ -374,8 +379,36 @@ fn recorded_groups(file: &prec_format::read::PerfFile<'_>) -> bool {
     })
 }
 
+/// perf's non-strict `--sort +KEYS`: the keys after the default order
+/// (`setup_sort_order`); `None` for another order.
+fn non_strict_sort(args: &ReportArgs) -> Option<&str> {
+    args.sort.as_deref()?.strip_prefix('+')
+}
+
+/// perf's `get_default_sort_order`, which `--sort +KEYS` extends.
+fn default_sort_order(opts: &Options, file: &prec_format::PerfFile<'_>) -> &'static str {
+    let attrs = file.attrs();
+    if aggregate::branch_mode(file, opts) {
+        "comm,dso_from,symbol_from,symbol_to,cycles"
+    } else if opts.mem_mode {
+        aggregate::DEFAULT_MEM_SORT_ORDER
+    } else if file.mode() == prec_format::read::Mode::File
+        && !attrs.is_empty()
+        && attrs
+            .iter()
+            .all(|a| a.attr.type_ == prec_format::attr::attr_type::TRACEPOINT)
+    {
+        "trace"
+    } else {
+        "comm,dso,symbol"
+    }
+}
+
 pub fn run(args: ReportArgs) -> Result<ExitCode> {
-    let mut opts = options(&args)?;
+    if non_strict_sort(&args) == Some("") {
+        bail!("Invalid --sort key: `+'");
+    }
+    let mut opts = options(&args, non_strict_sort(&args).or(args.sort.as_deref()))?;
     let input = std::sync::Arc::new(Input::open(&args.data.input(), args.data.force)?);
     // A large input need not stay resident once read.
     let mapped = input.clone();
@@ -383,6 +416,12 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         mapped.release_prefix(offset)
     }));
     let file = input.parse()?;
+    if let Some(keys) = non_strict_sort(&args) {
+        let sort = format!("{},{keys}", default_sort_order(&opts, &file));
+        let release = opts.release.take();
+        opts = options(&args, Some(&sort))?;
+        opts.release = release;
+    }
     check_key_modes(&args, &opts, &file)?;
     opts.time = time_ranges(args.time.as_deref(), &file)?;
     opts.evswitch = evswitch(&args.evswitch, &file)?;

@@ -462,6 +462,7 @@ fn prepare_binary(
     }
     let mut mismatch: Option<(PathBuf, Option<Vec<u8>>)> = None;
     let mut corrupt: Option<(PathBuf, String)> = None;
+    let mut data_file = false;
     let is_vdso = path == "[vdso]";
     if is_vdso {
         candidates.push(PathBuf::from("[vdso]"));
@@ -478,6 +479,12 @@ fn prepare_binary(
         };
         let info = match elf::parse_info(&map) {
             Ok(i) => i,
+            // A mapped data file (ld.so.cache, a font) has no symbols, as
+            // in perf: nothing to fix.
+            Err(_) if !map.starts_with(b"\x7fELF") => {
+                data_file = true;
+                continue;
+            }
             Err(e) => {
                 corrupt.get_or_insert((cand, e));
                 continue;
@@ -495,7 +502,7 @@ fn prepare_binary(
             diagnostics,
         };
     }
-    if pseudo {
+    if pseudo || (data_file && mismatch.is_none() && corrupt.is_none()) {
         return Prepared {
             binary: None,
             diagnostics,
