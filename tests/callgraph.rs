@@ -248,8 +248,9 @@ fn prec_recording_matches_perf_and_perf_recording() {
 }
 
 /// Call-graph samples are added to the hists on a second thread; with
-/// PREC_REPORT_SEQUENTIAL=1 the reading thread adds them: the same report
-/// either way, whatever the keys and graph options.
+/// PREC_REPORT_SEQUENTIAL=1 the reading thread adds them, and with
+/// PREC_ADDERS=3 three threads each add to a third of the entries: the same
+/// report every way, whatever the keys and graph options.
 #[test]
 fn adding_on_one_thread_matches_two() {
     let files = [
@@ -273,13 +274,18 @@ fn adding_on_one_thread_matches_two() {
         for &args in OPTION_SETS.iter().take(8).chain(extra) {
             let mut one_thread = prec();
             one_thread.env("PREC_REPORT_SEQUENTIAL", "1");
+            let mut shards = prec();
+            shards.env("PREC_ADDERS", "3");
             let what = format!("{name} {args:?}");
-            if let Err(e) = same_text(
-                &what,
-                &report(prec(), &file, args),
-                &report(one_thread, &file, args),
-            ) {
-                failures.push(e);
+            let threaded = report(prec(), &file, args);
+            for (how, other) in [("one thread", one_thread), ("three adders", shards)] {
+                if let Err(e) = same_text(
+                    &format!("{what} ({how})"),
+                    &threaded,
+                    &report(other, &file, args),
+                ) {
+                    failures.push(e);
+                }
             }
         }
     }

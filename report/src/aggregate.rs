@@ -2321,14 +2321,20 @@ fn build_naming(
             };
             let mut to = Adding::Inline(Box::new(adder(Shard::ALL)));
             if std::env::var_os("PREC_REPORT_SEQUENTIAL").is_none() {
-                // Graph effects are logged per sample, across its entries.
+                // The reading thread takes about half a core: a second
+                // adding thread pays only with a third core (two cores:
+                // 2% faster on a deep profile, 8% slower on a shallow one).
+                // PREC_ADDERS=N sets the number. Graph effects are logged
+                // per sample, across its entries: one thread.
+                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
                 let count: u32 = if tree_graphs {
                     1
                 } else {
                     std::env::var("PREC_ADDERS")
                         .ok()
                         .and_then(|v| v.parse().ok())
-                        .unwrap_or(2)
+                        .filter(|&n| n > 0)
+                        .unwrap_or(if cores >= 3 { 2 } else { 1 })
                 };
                 let mut sends = Vec::new();
                 for index in 0..count {
