@@ -509,3 +509,54 @@ fn samples_before_a_threads_first_comm_take_its_name() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// perf runs addr2line on the file it read the symbols from. A stripped
+/// build of the same program (same build-id) recorded first leaves its copy
+/// in perf's build-id cache; that copy has no `.symtab`, so for the
+/// unstripped program the binary itself is the source, and an address
+/// without line information in a non-PIE program is `??:0`, as in a PIE.
+#[test]
+fn srcline_beside_a_stripped_copy_in_the_build_id_cache() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let home = dir.join("home");
+    std::fs::create_dir_all(&home).expect("mkdir home");
+    let source = repo_root().join("fixtures/src/hot3.c");
+    let program = dir.join("hot3-nopie");
+    run(std::process::Command::new("gcc")
+        .args(["-O2", "-no-pie", "-fno-pie", "-o"])
+        .arg(&program)
+        .arg(&source));
+    let stripped = dir.join("hot3-nopie-stripped");
+    run(std::process::Command::new("strip")
+        .arg("-o")
+        .arg(&stripped)
+        .arg(&program));
+    let with_home = |mut cmd: std::process::Command| {
+        cmd.env("HOME", &home);
+        cmd
+    };
+    let data = dir.join("nopie.data");
+    for (out, exe) in [
+        (dir.join("stripped.data"), &stripped),
+        (data.clone(), &program),
+    ] {
+        run(with_home(perf())
+            .args(["record", "-q", "-o"])
+            .arg(out)
+            .arg("--")
+            .arg(exe)
+            .arg("0.1"));
+    }
+    let mut failures = Vec::new();
+    for args in [&["--sort", "srcline"][..], &["--sort", "sym,srcline", "-n"]] {
+        let expected = report_stdio(with_home(perf()), &data, Input::File, args);
+        let actual = report_stdio(with_home(prec()), &data, Input::File, args);
+        if let Err(e) = same_text(&format!("{} {args:?}", data.display()), &expected, &actual) {
+            failures.push(e);
+        }
+    }
+    assert_no_failures(&failures);
+}

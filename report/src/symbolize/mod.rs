@@ -973,18 +973,24 @@ impl Symbolizer {
         Some((name, file.map(str::to_string)))
     }
 
-    /// The symbols BFD looks functions up in for `bin`: with a separate
-    /// debug file, that file's table.
+    /// The symbols BFD looks functions up in for `bin`: perf runs
+    /// addr2line on the file it read symbols from, a separate debug file
+    /// when that has a `.symtab`. A debug file without one (perf record's
+    /// cached copy of a stripped build with the same build-id) loses to a
+    /// binary that has one.
     fn bfd_functions(&self, bin: BinaryId) -> Option<&bfd::FunctionStarts> {
         let b = self.bin(bin)?;
-        let symbols_from = match &b.debug {
-            DebugFile::Found(_, map, _) => map,
-            _ => &b.map,
-        };
-        Some(
-            b.function_starts
-                .get_or_init(|| bfd::FunctionStarts::new(symbols_from)),
-        )
+        Some(b.function_starts.get_or_init(|| {
+            let symbols_from = match &b.debug {
+                DebugFile::Found(_, map, _)
+                    if elf::symbol_sources(map).is_some_and(|(_, symtab, _)| symtab) =>
+                {
+                    map
+                }
+                _ => &b.map,
+            };
+            bfd::FunctionStarts::new(symbols_from)
+        }))
     }
 
     /// perf's `elf_base_address`: the first PT_LOAD's `p_vaddr - p_offset`
