@@ -424,6 +424,9 @@ pub struct Options {
     /// Set by [`build`]: `--sort parent` on a file without callchains
     /// (perf stops with an error).
     pub parent_no_callchain: bool,
+    /// Set by [`build`]: perf reports "no samples" whatever was read
+    /// (`--hierarchy` on a pipe).
+    pub no_samples_shown: bool,
     /// `-g` given (not `none`) for a file, not a pipe: perf requires
     /// callchains (or branch stacks).
     pub callgraph_required: bool,
@@ -516,6 +519,7 @@ impl Default for Options {
             socket_filter: None,
             column_widths: Vec::new(),
             parent_no_callchain: false,
+            no_samples_shown: false,
             callgraph_required: false,
             callgraph_missing: false,
             percent_limit: 0.0,
@@ -2189,8 +2193,13 @@ fn build_naming(
     // Memory mode turns --children off too, after perf chose the caller
     // order for it.
     let mem_children = options.mem_mode && cgp.children;
-    cgp.children &= has_callchain && !options.branch_mode && !options.mem_mode;
-    if (cgp.children || mem_children) && !cgp.order_set {
+    // perf decides to cumulate before a pipe's attrs arrive, from an empty
+    // evlist without callchains: a pipe (a pipe-mode file given with -i
+    // too) never has children, but the caller order --children chose.
+    let pipe = file.mode() == prec_format::read::Mode::Pipe;
+    let pipe_children = pipe && cgp.children;
+    cgp.children &= has_callchain && !options.branch_mode && !options.mem_mode && !pipe;
+    if (cgp.children || mem_children || pipe_children) && !cgp.order_set {
         cgp.order = Order::Caller;
     }
     let cg_on = cgp.enabled || cgp.children;
@@ -2213,7 +2222,10 @@ fn build_naming(
     options.callgraph_missing = options.callgraph_required
         && !has_callchain
         && file.mode() != prec_format::read::Mode::Pipe;
-    options.parent_no_callchain = want(SortKey::Parent) && !has_callchain;
+    options.parent_no_callchain = want(SortKey::Parent) && !has_callchain && !pipe;
+    // perf sets up --hierarchy's columns for the events it has at setup,
+    // which for a pipe is none: it shows no samples.
+    options.no_samples_shown = options.hierarchy && pipe;
     let parent_re = want(SortKey::Parent).then(|| Regex::new(&options.parent_regex));
     let ignore_callees_re = options.ignore_callees.as_deref().map(Regex::new);
     let chain_params = ChainParams {
@@ -3388,10 +3400,11 @@ fn build_naming(
     } else {
         None
     };
-    // perf forces its --group leader before a pipe's attrs arrive, so
-    // there it groups nothing.
-    let force_group =
-        options.group && !options.no_group && file.mode() != prec_format::read::Mode::Pipe;
+    // perf forces its --group leader at setup, before a pipe's attrs
+    // arrive (grouping nothing), and again at a pipe's end-of-features
+    // marker (perf 6.1's process_feature_event), which older pipes lack.
+    let features_ended = file.feature(FeatureId::LAST_FEATURE_6_1).is_some();
+    let force_group = options.group && !options.no_group && (!pipe || features_ended);
     let groups = make_groups(&hists, &group_descs, force_group, attrs.len());
     quality.kernel_symbols_refused = resolver.kernel_ok == Some(false);
     let mut data = ReportData {

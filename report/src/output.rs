@@ -1494,12 +1494,15 @@ pub const HEADER_HINT: &str =
 
 /// No event has a sample left (perf's "data has no samples" error).
 pub fn no_samples(data: &ReportData) -> bool {
-    data.hists.iter().all(|h| h.nr_samples == 0)
+    data.options.no_samples_shown || data.hists.iter().all(|h| h.nr_samples == 0)
 }
 
 /// Writes the whole report as `perf report --stdio` does.
 pub fn write_report(out: &mut dyn Write, data: &ReportData) -> io::Result<()> {
     let quiet = data.options.quiet;
+    if quiet && data.options.no_samples_shown {
+        return Ok(());
+    }
     if !quiet {
         out.write_all(HEADER_HINT.as_bytes())?;
         // perf stops with an error: --sort parent without callchains

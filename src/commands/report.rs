@@ -487,7 +487,10 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     }
     out.flush()?;
     if data.options.callgraph_missing {
-        eprintln!("Error:\nSelected -g or --branch-history.\nBut no callchain or branch data.");
+        eprintln!(
+            "Error:\nSelected -g or --branch-history.\nBut no callchain or branch data.\n\
+             Did you call 'perf record' without -g or -b?"
+        );
     } else if data.options.parent_no_callchain {
         eprintln!(
             "Error:\nSelected --sort parent, but no callchain data. Did you call 'perf record' without -g?"
@@ -495,7 +498,8 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     } else if output::no_samples(&data) {
         eprintln!("Error:\nThe {} data has no samples!", input.name);
     }
-    if !args.quiet {
+    // Notes on the samples would contradict "no samples".
+    if !args.quiet && !data.options.no_samples_shown {
         for w in &data.warnings {
             eprintln!("prec: {}: {w}", input.name);
         }
