@@ -872,3 +872,45 @@ fn tid_mode_records_one_thread() {
         );
     }
 }
+
+/// With the recording on stdout (`-o -`), the workload's stdout is its
+/// stderr, as perf's evlist__prepare_workload makes it: what the program
+/// prints must not land in the middle of the data.
+#[test]
+fn pipe_output_keeps_the_workload_off_stdout() {
+    if !require_perf_record() {
+        return;
+    }
+    let argv = [
+        "--",
+        "sh",
+        "-c",
+        "echo MARK-$((6*7)); ls -R /usr/share/doc >/dev/null",
+    ];
+    for tool in [Command::new(prec_bin()), perf()] {
+        let mut tool = tool;
+        let out = tool
+            .args(["record", "-q", "-o", "-"])
+            .args(argv)
+            .output()
+            .expect("run record");
+        assert!(out.status.success(), "{}", stderr(&out));
+        let marked = |b: &[u8]| b.windows(7).any(|w| w == b"MARK-42");
+        assert!(!marked(&out.stdout), "the program's output is in the data");
+        assert!(marked(&out.stderr), "the program's output went to stderr");
+        let dir = tempdir();
+        let data = dir.join("pipe.data");
+        fs::write(&data, &out.stdout).expect("write the data");
+        let report = perf()
+            .args(["report", "--stdio", "-i", "-"])
+            .stdin(fs::File::open(&data).expect("open the data"))
+            .output()
+            .expect("run perf report");
+        assert!(
+            stderr(&report).trim().is_empty() && stdout(&report).contains("# Samples:"),
+            "perf report of the pipe:\n{}{}",
+            stderr(&report),
+            stdout(&report)
+        );
+    }
+}

@@ -1216,8 +1216,11 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     // 1. Targets.
     let mut child: Option<SuspendedChild> = None;
     if !cfg.command.is_empty() {
-        child =
-            Some(launch::Launched::spawn(&cfg.command).map_err(|e| RecordError(e.to_string()))?);
+        let to_stdout = matches!(cfg.output, Output::Stdout);
+        child = Some(
+            launch::Launched::spawn_with(&cfg.command, to_stdout)
+                .map_err(|e| RecordError(e.to_string()))?,
+        );
     } else if cfg.pids.is_empty() && cfg.tids.is_empty() && !cfg.system_wide {
         return err("no command given (use -- CMD, -p PID, -t TID or -a)");
     }

@@ -169,6 +169,16 @@ impl Launched {
     /// Resolves `argv[0]`, forks, and leaves the child waiting at the gate.
     /// A missing/non-executable command fails here, before fork.
     pub fn spawn<S: AsRef<OsStr>>(argv: &[S]) -> Result<SuspendedChild, LaunchError> {
+        Self::spawn_with(argv, false)
+    }
+
+    /// [`Launched::spawn`]; with `stdout_to_stderr` the workload's stdout
+    /// is its stderr, as perf does when the recording itself goes to
+    /// stdout (pipe mode): the program's output would corrupt the data.
+    pub fn spawn_with<S: AsRef<OsStr>>(
+        argv: &[S],
+        stdout_to_stderr: bool,
+    ) -> Result<SuspendedChild, LaunchError> {
         let first = argv.first().ok_or_else(|| {
             LaunchError::Io(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -196,6 +206,7 @@ impl Launched {
             gate_r.as_fd(),
             err_w.as_fd(),
             &[gate_w.as_fd(), err_r.as_fd()],
+            stdout_to_stderr,
         )?;
         drop(gate_r);
         drop(err_w);

@@ -346,6 +346,7 @@ pub fn fork_gated_exec(
     gate: BorrowedFd<'_>,
     err_pipe: BorrowedFd<'_>,
     close_in_child: &[BorrowedFd<'_>],
+    stdout_to_stderr: bool,
 ) -> io::Result<i32> {
     // Everything that allocates happens before fork.
     let mut ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
@@ -356,9 +357,9 @@ pub fn fork_gated_exec(
     let path_ptr = path.as_ptr();
 
     // SAFETY: fork has no memory preconditions. After fork the child only
-    // calls async-signal-safe functions (close, signal, sigprocmask, read, execv,
-    // write, _exit) on data prepared before the fork, so it is sound even if
-    // the parent is multi-threaded.
+    // calls async-signal-safe functions (close, dup2, signal, sigprocmask,
+    // read, execv, write, _exit) on data prepared before the fork, so it is
+    // sound even if the parent is multi-threaded.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
         return Err(io::Error::last_os_error());
@@ -369,6 +370,9 @@ pub fn fork_gated_exec(
         unsafe {
             for &fd in &to_close {
                 libc::close(fd);
+            }
+            if stdout_to_stderr {
+                libc::dup2(2, 1);
             }
             libc::signal(libc::SIGPIPE, libc::SIG_DFL);
             libc::signal(libc::SIGINT, libc::SIG_DFL);
