@@ -823,7 +823,7 @@ fn closed_pipe_stops_the_workload() {
     }
 }
 
-/// `-t TID` records one thread of a running process.
+/// `-t TID` records one thread of a running process, with perf's attrs.
 #[test]
 fn tid_mode_records_one_thread() {
     if !require_perf_record() {
@@ -855,6 +855,11 @@ fn tid_mode_records_one_thread() {
     let tid = tids[0].clone();
     let a = dir.join("t.data");
     prec_record(&a, &["-t", &tid, "--", "sleep", "0.4"]);
+    // perf's attrs for -t: no inherit (the thread's own children are not
+    // followed).
+    let b = dir.join("perf.data");
+    perf_record(&b, &["-t", &tid, "--", "sleep", "0.1"]);
+    assert_eq!(evlist(&a), evlist(&b), "attrs for -t");
     let _ = child.kill();
     let _ = child.wait();
     let out = stdout_of(

@@ -562,7 +562,9 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         system_wide,
         cpus,
         mmap_pages,
-        inherit: !args.no_inherit,
+        // perf's record: -t TID means no inheritance unless -i was given
+        // either way (the TID's later threads are not followed).
+        inherit: !args.no_inherit && args.tid.is_none(),
         quiet,
         cmdline: std::env::args().collect(),
         modes,
