@@ -1269,8 +1269,8 @@ fn overwrite_keeps_the_newest_like_perf() {
 }
 
 /// EVENT_UPDATE records as perf writes them: in a pipe every event's name
-/// and a clock event's unit and scale; at a --tail-synthesize file's end the
-/// units and scales.
+/// and a clock event's unit and scale; in a file the units and scales,
+/// after the kernel's maps or at a --tail-synthesize file's end.
 #[test]
 fn event_updates_like_perf() {
     if !require_perf_record() {
@@ -1316,16 +1316,19 @@ fn event_updates_like_perf() {
             .arg("0.05")
             .stdout(out);
         run(&mut c);
-        let file = dir.join(format!("{tool}.tail"));
-        let mut c = if tool == "perf" { perf() } else { prec() };
-        c.args(["record", "-q", "--tail-synthesize"])
-            .args(events)
-            .arg("-o")
-            .arg(&file)
-            .arg("--")
-            .arg(hot3())
-            .arg("0.05");
-        run(&mut c);
+        for (name, opts) in [("tail", &["--tail-synthesize"][..]), ("file", &[])] {
+            let file = dir.join(format!("{tool}.{name}"));
+            let mut c = if tool == "perf" { perf() } else { prec() };
+            c.args(["record", "-q"])
+                .args(opts)
+                .args(events)
+                .arg("-o")
+                .arg(&file)
+                .arg("--")
+                .arg(hot3())
+                .arg("0.05");
+            run(&mut c);
+        }
     }
     let theirs = updates(&dir.join("perf.pipe"), true);
     assert!(
@@ -1339,6 +1342,12 @@ fn event_updates_like_perf() {
         "perf wrote no scales:\n{theirs}"
     );
     assert_eq_text(&theirs, &updates(&dir.join("prec.tail"), false));
+    let theirs = updates(&dir.join("perf.file"), false);
+    assert!(
+        theirs.contains("... unit:  msec"),
+        "perf wrote no units:\n{theirs}"
+    );
+    assert_eq_text(&theirs, &updates(&dir.join("prec.file"), false));
 }
 
 /// `--all-cgroups`: each sample's cgroup, the cgroups as CGROUP records, and

@@ -1642,8 +1642,9 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
             }
         }
     };
-    // perf_event__synthesize_extra_attr, as perf record calls it in a pipe
-    // and at a file's tail: a clock event's unit and scale, and in a pipe
+    // perf_event__synthesize_extra_attr, as perf record's
+    // record__synthesize calls it after the kernel's maps (at the tail with
+    // --tail-synthesize): a clock event's unit and scale, and in a pipe
     // every event's name (file mode has them in EVENT_DESC).
     let pipe = cfg.output == Output::Stdout;
     let event_updates = |pro: &mut Vec<u8>| {
@@ -1666,9 +1667,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     let mut pro = Vec::with_capacity(4096);
     if !tail {
         start_file(&mut pro);
-        if pipe {
-            event_updates(&mut pro);
-        }
+        event_updates(&mut pro);
     }
     // perf's perf_event__synthesize_mmap_events: the maps read in time,
     // then the line read when the time ran out, marked (perf report
