@@ -1469,3 +1469,43 @@ fn cgroup_id_key_like_perf() {
         "prec's --namespaces recording has no cgroup namespace:\n{text}"
     );
 }
+
+/// perf record's "(N samples)": with leader sampling (`:S`) a sample is
+/// delivered once per group member whose value moved, and counted so;
+/// `perf report --stats` counts the same deliveries, per event.
+#[test]
+fn leader_sampled_group_sample_count_like_perf() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let data = dir.join("group.data");
+    let out = prec_record(&data, &["-e", "{cpu-clock,page-faults}:S"]);
+    let err = stderr(&out);
+    let said: u64 = err
+        .split_once(" samples) ]")
+        .and_then(|(before, _)| before.rsplit_once('(')?.1.parse().ok())
+        .unwrap_or_else(|| panic!("no sample count in: {err}"));
+    let stats = stdout_of(perf().args(["report", "--stats", "-i"]).arg(&data));
+    let mut per_event = 0u64;
+    let mut in_event = false;
+    for line in stats.lines() {
+        let t = line.trim();
+        if t.ends_with("stats:") {
+            in_event = t != "Aggregated stats:";
+        } else if let (true, Some(n)) = (in_event, t.strip_prefix("SAMPLE events:")) {
+            per_event += n
+                .split_whitespace()
+                .next()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0);
+        }
+    }
+    let records: u64 = stats
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("SAMPLE events:"))
+        .and_then(|n| n.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0);
+    assert!(per_event > records, "both members delivered:\n{stats}");
+    assert_eq!(said, per_event, "{err}\n{stats}");
+}

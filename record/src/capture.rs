@@ -702,6 +702,72 @@ struct Map {
     file: usize,
 }
 
+/// Where a SAMPLE record's read values are (PERF_SAMPLE_READ).
+#[derive(Clone, Copy, Debug)]
+struct ReadLayout {
+    /// Byte offset in the record, header included.
+    offset: usize,
+    group: bool,
+    /// u64 words before the values (a group's nr, the times).
+    times: usize,
+    id: bool,
+    lost: bool,
+}
+
+impl ReadLayout {
+    /// The layout of `attr`'s samples, when they carry read values.
+    fn of(attr: &Attr) -> Option<ReadLayout> {
+        let st = attr.sample_type;
+        if st & sample::READ == 0 {
+            return None;
+        }
+        let before = [
+            sample::IDENTIFIER,
+            sample::IP,
+            sample::TID,
+            sample::TIME,
+            sample::ADDR,
+            sample::ID,
+            sample::STREAM_ID,
+            sample::CPU,
+            sample::PERIOD,
+        ];
+        let rf = attr.read_format;
+        let times = usize::from(rf & read_format::TOTAL_TIME_ENABLED != 0)
+            + usize::from(rf & read_format::TOTAL_TIME_RUNNING != 0);
+        Some(ReadLayout {
+            offset: 8 + 8 * before.iter().filter(|&&b| st & b != 0).count(),
+            group: rf & read_format::GROUP != 0,
+            times,
+            id: rf & read_format::ID != 0,
+            lost: rf & read_format::LOST != 0,
+        })
+    }
+
+    /// The (id, value) pairs of a sample record `b`.
+    fn values(self, b: &[u8]) -> Vec<(u64, u64)> {
+        let extra = usize::from(self.id) + usize::from(self.lost);
+        let mut out = Vec::new();
+        if self.group {
+            let Some(nr) = rd_u64(b, self.offset) else {
+                return out;
+            };
+            let mut at = self.offset + 8 * (1 + self.times);
+            for _ in 0..nr.min(1 << 16) {
+                let (Some(value), id) = (rd_u64(b, at), rd_u64(b, at + 8)) else {
+                    break;
+                };
+                out.push((if self.id { id.unwrap_or(0) } else { 0 }, value));
+                at += 8 * (1 + extra);
+            }
+        } else if let Some(value) = rd_u64(b, self.offset) {
+            let id = rd_u64(b, self.offset + 8 * (1 + self.times));
+            out.push((if self.id { id.unwrap_or(0) } else { 0 }, value));
+        }
+        out
+    }
+}
+
 /// Scans the written stream: samples, times, maps, hits, lost records.
 #[derive(Default)]
 struct Tracker {
@@ -709,6 +775,12 @@ struct Tracker {
     ip_off: usize,
     /// Samples carry no TIME (`--per-thread` without `-T`).
     no_time: bool,
+    /// With read values in the samples (leader sampling, `:S`), perf's
+    /// session delivers a sample once per value that moved since that
+    /// event's last sample, and perf record counts those deliveries.
+    read: Option<ReadLayout>,
+    /// The last value of each event id, for `read`.
+    read_values: HashMap<u64, u64>,
     samples: u64,
     first_time: Option<u64>,
     last_time: u64,
@@ -741,6 +813,7 @@ impl Tracker {
     /// times, the files they hit), keeping the processes' maps.
     fn new_file(&mut self) {
         self.samples = 0;
+        self.read_values.clear();
         self.first_time = None;
         self.last_time = 0;
         self.hit.clear();
@@ -776,7 +849,22 @@ impl Tracker {
             let cpumode = rec.misc & 7;
             match rec.type_ {
                 synth::PERF_RECORD_SAMPLE => {
-                    self.samples += 1;
+                    match self.read {
+                        None => self.samples += 1,
+                        Some(layout) => {
+                            for (id, value) in layout.values(b) {
+                                // An id no event has (no ID in the read
+                                // format) is delivered to none.
+                                if !layout.id {
+                                    continue;
+                                }
+                                let last = self.read_values.insert(id, value).unwrap_or(0);
+                                if value != last {
+                                    self.samples += 1;
+                                }
+                            }
+                        }
+                    }
                     let o = self.ip_off;
                     // perf's sample time without TIME is -1.
                     let time = if self.no_time {
@@ -1611,6 +1699,11 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
             8
         },
         no_time: first.sample_type & sample::TIME == 0,
+        read: ReadLayout::of(first).filter(|_| {
+            fattrs
+                .iter()
+                .all(|a| a.sample_type == first.sample_type && a.read_format == first.read_format)
+        }),
         ..Default::default()
     };
     let kernel_possible = events
