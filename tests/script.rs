@@ -729,3 +729,32 @@ fn branch_stack_fields_match_perf_script() {
     assert!(compared >= 5, "only {compared} branch-stack files");
     assert_no_failures(&failures);
 }
+
+/// A recording with `-s` (per-thread counts in READ records at each
+/// child's exit): `script -D` as perf prints it, READ records "unhandled"
+/// (perf script has no handler for them).
+#[test]
+fn read_records_dump_like_perf_script() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let hot3 = fixture_bin("hot3");
+    let hot3 = hot3.to_str().expect("UTF-8 path");
+    // A child's exit is what makes a READ record.
+    let data = perf_record_program(
+        dir.join("s.data"),
+        &["-s"],
+        &fixture_bin("forkexec"),
+        &[hot3, "0.1"],
+    );
+    let dump = stdout_of(perf().args(["report", "-D", "-i"]).arg(&data));
+    assert!(dump.contains("PERF_RECORD_READ"), "no READ record:\n{dump}");
+    let mut failures = Vec::new();
+    for args in [&["-D"][..], &[]] {
+        if let Err(e) = compare_script(&data, Input::File, args) {
+            failures.push(e);
+        }
+    }
+    assert_no_failures(&failures);
+}

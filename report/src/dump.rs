@@ -959,6 +959,10 @@ impl<'f, 'a: 'f> Dumper<'f, 'a> {
                 if let Some(l) = first.and_then(|e| e.lost) {
                     writeln!(out, "... lost         : {l}")?;
                 }
+                // perf script has no READ handler.
+                if self.script_lines.is_some() {
+                    out.write_all(b": unhandled!\n")?;
+                }
             }
             Record::Aux {
                 aux_offset,
