@@ -758,3 +758,38 @@ fn read_records_dump_like_perf_script() {
     }
     assert_no_failures(&failures);
 }
+
+/// perf's refusals of `-F`: a field the samples lack fails the session
+/// (exit 255, perf's message); an unknown field is a usage error (129).
+#[test]
+fn refused_fields_exit_like_perf() {
+    if !require_perf() {
+        return;
+    }
+    let file = own_fixture("hot3-default.data");
+    for fields in ["comm,tid,cpu,ip,sym", "comm,tid,cgroup"] {
+        let run_with = |mut tool: Command| {
+            tool.args(["script", "-F", fields, "-i"])
+                .arg(&file)
+                .stdin(Stdio::null())
+                .output()
+                .expect("run script")
+        };
+        let (theirs, ours) = (run_with(perf()), run_with(prec()));
+        assert_eq!(theirs.status.code(), ours.status.code(), "-F {fields}");
+        let first = |o: &std::process::Output| {
+            let text = String::from_utf8_lossy(&o.stderr).into_owned();
+            text.lines().next().unwrap_or("").to_string()
+        };
+        let (theirs_said, ours_said) = (first(&theirs), first(&ours));
+        let word = theirs_said
+            .split(':')
+            .next()
+            .unwrap_or("")
+            .trim_end_matches('.');
+        assert!(
+            ours_said.starts_with(word),
+            "-F {fields}: perf said {theirs_said:?}, prec {ours_said:?}"
+        );
+    }
+}

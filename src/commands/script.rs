@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
-use prec_report::script::{self, ScriptOptions};
+use prec_report::script::{self, ScriptError, ScriptOptions};
 
 use crate::cli::ScriptArgs;
 use crate::input::Input;
@@ -153,6 +153,19 @@ pub fn run(args: ScriptArgs) -> Result<ExitCode> {
                 }
             }
             let _ = out.flush();
+            // perf's own refusals of the fields, with its exit codes: an
+            // unknown field is a usage error (129), a field the samples
+            // lack fails the session's setup (-1, 255).
+            if let Some(ScriptError(msg)) = e.downcast_ref::<ScriptError>() {
+                if msg.starts_with("Invalid field requested") {
+                    eprintln!("{msg}");
+                    return Ok(ExitCode::from(129));
+                }
+                if msg.starts_with("Samples for ") {
+                    eprintln!("{msg}");
+                    return Ok(ExitCode::from(255));
+                }
+            }
             eprintln!("prec script: {e}");
             return Ok(ExitCode::FAILURE);
         }
