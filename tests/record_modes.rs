@@ -1509,3 +1509,68 @@ fn leader_sampled_group_sample_count_like_perf() {
     assert!(per_event > records, "both members delivered:\n{stats}");
     assert_eq!(said, per_event, "{err}\n{stats}");
 }
+
+/// perf's per-event config terms (`EVENT/TERMS/`): each event's own period,
+/// frequency, call graph, stack size, depth limit, inheritance, time and
+/// name over the command line's, and a leader-sampled group's member
+/// taking the leader's sample type; the same attrs as perf, files perf
+/// reads clean, and reports equal to perf's.
+#[test]
+fn event_terms_like_perf() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let cases: &[&[&str]] = &[
+        &["-e", "cpu-clock/period=100000/"],
+        &["-e", "cpu-clock/freq=999/u", "-c", "10000"],
+        &[
+            "-e",
+            "cpu-clock/period=200000/",
+            "-e",
+            "page-faults/call-graph=fp/",
+        ],
+        &[
+            "-g",
+            "-e",
+            "cpu-clock/call-graph=no/,task-clock/max-stack=5/",
+        ],
+        &["-e", "cpu-clock/call-graph=dwarf,stack-size=4097/"],
+        &[
+            "--call-graph",
+            "dwarf,1024",
+            "-e",
+            "cpu-clock/call-graph=fp/",
+        ],
+        &["-e", "cpu-clock/name=ticks,no-inherit,time=0/"],
+        &["-e", "{cpu-clock/period=100000/,page-faults}:S"],
+        &["-e", "{cpu-clock,page-faults/period=3/}:S"],
+    ];
+    let mut failures = Vec::new();
+    for (i, args) in cases.iter().enumerate() {
+        let a = dir.join(format!("prec{i}.data"));
+        let b = dir.join(format!("perf{i}.data"));
+        for (tool, out) in [(prec(), &a), (perf(), &b)] {
+            let mut tool = tool;
+            run(tool
+                .args(["record", "-q", "-o"])
+                .arg(out)
+                .args(*args)
+                .arg("--")
+                .arg(hot3())
+                .arg("0.2"));
+        }
+        if let Err(e) = same_text(&format!("{args:?}"), &evlist(&b), &evlist(&a)) {
+            failures.push(e);
+        }
+        assert_perf_reads_clean(&a, &args.join(" "));
+        for keys in [&["--no-children", "--sort", "comm,dso"][..], &["--stats"]] {
+            let theirs = report_stdio(perf(), &a, Input::File, keys);
+            let ours = report_stdio(prec(), &a, Input::File, keys);
+            if let Err(e) = same_text(&format!("{args:?} {keys:?}"), &theirs, &ours) {
+                failures.push(e);
+            }
+        }
+    }
+    assert_no_failures(&failures);
+}

@@ -30,7 +30,7 @@ use prec_format::write::{FileWriter, PipeWriter};
 use prec_format::{Attr, Endian, EventAttr};
 
 use crate::compress::Compressor;
-use crate::events::EventSpec;
+use crate::events::{EventSpec, EventTerms, TermCallGraph};
 use crate::features::{self, DsoBuildId, EventInfo, RecordingFacts};
 use crate::launch::{self, ExitStatus, RunningChild, SuspendedChild};
 use crate::ring::{LostCounter, RingBuffer};
@@ -340,12 +340,14 @@ fn errno_name(e: &io::Error) -> String {
 /// (see [`sample_id_bit`]).
 fn build_attr(
     spec: &EventSpec,
+    specs: &[EventSpec],
     cfg: &RecordConfig,
     tracking: bool,
     sid: u64,
     launching: bool,
 ) -> PerfEventAttr {
     let mut a = configure(spec.to_attr(), cfg, tracking, sid, launching);
+    apply_terms(&mut a, &spec.terms, cfg, tracking);
     if spec.group_member {
         // The leader is disabled and enabled on exec; its members follow it.
         a.set_flag(flags::DISABLED | flags::ENABLE_ON_EXEC, false);
@@ -363,14 +365,94 @@ fn build_attr(
             a.set_flag(flags::INHERIT, false);
         }
         if spec.group_member {
-            a.sample_period_or_freq = 0;
-            a.set_flag(flags::FREQ, false);
+            // evsel__config_leader_sampling: a member samples only with a
+            // period or frequency of its own, and takes the leader's
+            // sample_type.
+            if spec.terms.period.is_none() && spec.terms.freq.is_none() {
+                a.sample_period_or_freq = 0;
+                a.set_flag(flags::FREQ, false);
+            }
+            let leader = spec.group_leader.and_then(|l| specs.get(l));
+            if let Some(leader) = leader.filter(|l| !l.group_member) {
+                a.sample_type = build_attr(leader, specs, cfg, false, sid, launching).sample_type;
+            }
         }
         if cfg.modes.running_time {
             a.read_format |= read_format::TOTAL_TIME_ENABLED | read_format::TOTAL_TIME_RUNNING;
         }
     }
     a
+}
+
+/// perf's `evsel__apply_config_terms`: an event's own terms over the
+/// command line's settings. A call-graph term first undoes the command
+/// line's call graph (its CALLCHAIN, and for DWARF the registers and stack,
+/// not the addresses), then sets its own, as perf does.
+fn apply_terms(a: &mut PerfEventAttr, terms: &EventTerms, cfg: &RecordConfig, tracking: bool) {
+    if let Some(period) = terms.period {
+        a.sample_period_or_freq = period;
+        a.set_flag(flags::FREQ, false);
+        a.sample_type &= !sample::PERIOD;
+    }
+    if let Some(freq) = terms.freq {
+        a.sample_period_or_freq = freq;
+        a.set_flag(flags::FREQ, true);
+        a.sample_type |= sample::PERIOD;
+    }
+    if let Some(time) = terms.time {
+        if time {
+            a.sample_type |= sample::TIME;
+        } else {
+            a.sample_type &= !sample::TIME;
+        }
+    }
+    if let Some(inherit) = terms.inherit {
+        a.set_flag(flags::INHERIT, inherit);
+    }
+    if !terms.sets_call_graph() {
+        return;
+    }
+    // A max-stack alone means frame pointers; the mode is otherwise the
+    // command line's.
+    let global = match cfg.call_graph {
+        CallGraph::None => None,
+        CallGraph::Fp => Some(TermCallGraph::Fp),
+        CallGraph::Dwarf(_) => Some(TermCallGraph::Dwarf),
+    };
+    let mode = match terms.call_graph {
+        Some(TermCallGraph::No) => None,
+        Some(m) => Some(m),
+        None if terms.max_stack.is_some() => Some(TermCallGraph::Fp),
+        None => global,
+    };
+    if let Some(g) = global {
+        a.sample_type &= !sample::CALLCHAIN;
+        if g == TermCallGraph::Dwarf {
+            a.sample_type &= !(sample::REGS_USER | sample::STACK_USER);
+        }
+    }
+    let Some(mode) = mode else {
+        return;
+    };
+    a.sample_type |= sample::CALLCHAIN;
+    a.sample_max_stack = terms.max_stack.unwrap_or(0);
+    let m = &cfg.modes;
+    if m.kernel_callchains {
+        a.set_flag(flags::EXCLUDE_CALLCHAIN_USER, true);
+    }
+    if m.user_callchains {
+        a.set_flag(flags::EXCLUDE_CALLCHAIN_KERNEL, true);
+    }
+    if mode == TermCallGraph::Dwarf {
+        a.sample_type |= sample::ADDR | sample::DATA_SRC;
+        a.set_flag(flags::MMAP_DATA, tracking);
+        a.sample_type |= sample::REGS_USER | sample::STACK_USER;
+        a.sample_regs_user |= 0xff0fff;
+        // perf's default dump size, rounded up to whole words.
+        let size = terms.stack_size.unwrap_or(8192);
+        a.sample_stack_user = size.div_ceil(8).saturating_mul(8);
+        a.set_flag(flags::EXCLUDE_CALLCHAIN_USER, true);
+    }
 }
 
 /// perf's `evlist__config` choice: with several events, `ID` when they all
@@ -1393,7 +1475,9 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
         let mut types: Vec<u64> = specs
             .iter()
             .enumerate()
-            .map(|(i, s)| build_attr(s, cfg, !use_dummy && i == 0, 0, launching).sample_type)
+            .map(|(i, s)| {
+                build_attr(s, &specs, cfg, !use_dummy && i == 0, 0, launching).sample_type
+            })
             .collect();
         if use_dummy {
             types.push(dummy_attr(cfg, 0, launching).sample_type);
@@ -1450,7 +1534,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
         };
         let (name, attr) = match spec {
             Some(spec) => {
-                let make = |s: &EventSpec| build_attr(s, cfg, tracking, sid, launching);
+                let make = |s: &EventSpec| build_attr(s, &specs, cfg, tracking, sid, launching);
                 let group_fd = leader.and_then(|l| {
                     let (g, k) = (*fd_slots.get(l)?.first()?)?;
                     Some(fds[g][k].as_fd())
@@ -2379,16 +2463,17 @@ mod tests {
             modes: RecordModes::default(),
         };
         let spec = EventSpec::parse("cpu-clock").unwrap();
-        let a = build_attr(&spec, &cfg, true, 0, true);
+        let a = build_attr(&spec, &[], &cfg, true, 0, true);
         assert_eq!(
             a.sample_type,
             sample::IP | sample::TID | sample::TIME | sample::PERIOD
         );
         assert!(a.has_flag(flags::FREQ | flags::ENABLE_ON_EXEC | flags::MMAP2 | flags::INHERIT));
-        let b = build_attr(&spec, &cfg, false, sample::ID, true);
+        let b = build_attr(&spec, &[], &cfg, false, sample::ID, true);
         assert!(!b.has_flag(flags::MMAP) && b.sample_type & sample::ID != 0);
         let c = build_attr(
             &spec,
+            &[],
             &RecordConfig {
                 period: Some(1000),
                 call_graph: CallGraph::Dwarf(4096),

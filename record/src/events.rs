@@ -70,6 +70,97 @@ pub struct EventSpec {
     /// `-G NAME`: count only in this cgroup (a path below the cgroup
     /// mount perf uses), system-wide.
     pub cgroup: Option<String>,
+    /// `EVENT/TERMS/`: settings of this event that override the command
+    /// line's.
+    pub terms: EventTerms,
+}
+
+/// perf's per-event config terms (`cpu-clock/period=100000,call-graph=fp/`),
+/// applied after the command line's settings as perf's
+/// `evsel__apply_config_terms` does.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EventTerms {
+    /// `period=N`: a fixed period (no PERIOD in the samples).
+    pub period: Option<u64>,
+    /// `freq=N`: a frequency.
+    pub freq: Option<u64>,
+    /// `call-graph=no|fp|dwarf`.
+    pub call_graph: Option<TermCallGraph>,
+    /// `stack-size=N`: bytes of user stack per sample (DWARF).
+    pub stack_size: Option<u32>,
+    /// `max-stack=N`: the kernel's callchain depth limit.
+    pub max_stack: Option<u16>,
+    /// `inherit` / `no-inherit`.
+    pub inherit: Option<bool>,
+    /// `time` / `time=0`: whether samples carry TIME.
+    pub time: Option<bool>,
+}
+
+impl EventTerms {
+    /// Whether a term changes the event's call graph.
+    pub fn sets_call_graph(&self) -> bool {
+        self.call_graph.is_some() || self.stack_size.is_some() || self.max_stack.is_some()
+    }
+}
+
+/// A `call-graph=` term's mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TermCallGraph {
+    No,
+    Fp,
+    Dwarf,
+}
+
+/// The config terms prec takes (perf has more, for PMU and AUX events).
+const VALID_TERMS: &str =
+    "name,period,freq,time,call-graph,stack-size,no-inherit,inherit,max-stack";
+
+/// Parses the terms between an event's slashes into `terms`; the event's
+/// new name with `name=`.
+fn parse_terms(text: &str, terms: &mut EventTerms) -> Result<Option<String>, String> {
+    let mut name = None;
+    for term in text.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+        let (key, value) = match term.split_once('=') {
+            Some((k, v)) => (k.trim(), Some(v.trim())),
+            None => (term, None),
+        };
+        let number = |v: Option<&str>| -> Result<u64, String> {
+            let v = v.ok_or_else(|| format!("'{key}' needs a value"))?;
+            let parsed = match v.strip_prefix("0x") {
+                Some(hex) => u64::from_str_radix(hex, 16),
+                None => v.parse(),
+            };
+            parsed.map_err(|_| format!("'{key}': not a number: '{v}'"))
+        };
+        match key {
+            "period" => terms.period = Some(number(value)?),
+            "freq" => terms.freq = Some(number(value)?),
+            "stack-size" => {
+                let n = number(value)?;
+                terms.stack_size =
+                    Some(u32::try_from(n).map_err(|_| format!("stack-size too big: {n}"))?);
+            }
+            "max-stack" => {
+                let n = number(value)?;
+                terms.max_stack =
+                    Some(u16::try_from(n).map_err(|_| format!("max-stack too big: {n}"))?);
+            }
+            "call-graph" => {
+                terms.call_graph = Some(match value {
+                    Some("no") => TermCallGraph::No,
+                    Some("fp") => TermCallGraph::Fp,
+                    Some("dwarf") => TermCallGraph::Dwarf,
+                    _ => return Err(format!("unknown call-graph mode '{}'", value.unwrap_or(""))),
+                })
+            }
+            "inherit" => terms.inherit = Some(value.is_none_or(|v| v != "0")),
+            "no-inherit" => terms.inherit = Some(false),
+            "time" => terms.time = Some(value.is_none_or(|v| v != "0")),
+            "name" => name = Some(value.unwrap_or("").to_string()),
+            _ => return Err(format!("unknown term '{key}'")),
+        }
+    }
+    Ok(name)
 }
 
 /// An event string that could not be parsed.
@@ -175,6 +266,7 @@ impl EventSpec {
             group_member: false,
             filter: None,
             cgroup: None,
+            terms: EventTerms::default(),
         }
     }
 
@@ -201,9 +293,29 @@ impl EventSpec {
         if term_trim.is_empty() {
             return Err(err("empty event"));
         }
-        let (base, mods) = match term_trim.split_once(':') {
-            Some((b, m)) => (b, Some(m)),
-            None => (term_trim, None),
+        // `EVENT/TERMS/` with modifiers after the slash, with or without
+        // a colon.
+        let mut terms = EventTerms::default();
+        let mut renamed = None;
+        let (base, mods) = match term_trim.split_once('/') {
+            Some((b, rest)) => {
+                let (inside, after) = rest.split_once('/').ok_or_else(|| err("parser error"))?;
+                renamed = parse_terms(inside, &mut terms).map_err(|reason| EventParseError {
+                    event: term_trim.to_string(),
+                    reason: format!("{reason}\n\nvalid terms: {VALID_TERMS}"),
+                    list_events: false,
+                })?;
+                // Modifiers follow the slash directly (perf: `/:k` is a
+                // syntax error).
+                if after.starts_with(':') {
+                    return Err(err("parser error"));
+                }
+                (b, (!after.is_empty()).then_some(after))
+            }
+            None => match term_trim.split_once(':') {
+                Some((b, m)) => (b, Some(m)),
+                None => (term_trim, None),
+            },
         };
         let lower = base.to_ascii_lowercase();
         let mut spec = if let Some(&(_, t, c)) = EVENT_NAMES.iter().find(|(n, _, _)| *n == lower) {
@@ -220,6 +332,10 @@ impl EventSpec {
             // modifiers only `u` and `p` set it (verified with perf evlist).
             None => spec.exclude_guest = true,
             Some(m) => spec.apply_modifiers(m).map_err(|r| err(&r))?,
+        }
+        spec.terms = terms;
+        if let Some(name) = renamed {
+            spec.name = name;
         }
         Ok(spec)
     }
@@ -427,15 +543,16 @@ pub fn parse_event_list(s: &str) -> Result<Vec<EventSpec>, EventParseError> {
     Ok(out)
 }
 
-/// Splits at the commas outside braces.
+/// Splits at the commas outside braces and an event's `/TERMS/`.
 fn split_terms(s: &str) -> Vec<&str> {
     let mut terms = Vec::new();
-    let (mut depth, mut start) = (0i32, 0);
+    let (mut depth, mut start, mut in_terms) = (0i32, 0, false);
     for (i, c) in s.char_indices() {
         match c {
             '{' => depth += 1,
             '}' => depth -= 1,
-            ',' if depth == 0 => {
+            '/' => in_terms = !in_terms,
+            ',' if depth == 0 && !in_terms => {
                 terms.push(&s[start..i]);
                 start = i + 1;
             }
@@ -549,6 +666,25 @@ mod tests {
         assert_eq!(tracepoint_parts("a b:c"), None);
         // A raw event with modifiers stays raw.
         assert_eq!(parse_event_list("r1a2:u").unwrap()[0].type_, 4);
+    }
+
+    #[test]
+    fn config_terms() {
+        let l = parse_event_list("cpu-clock/period=1000,call-graph=fp/u,task-clock/name=t/")
+            .expect("terms parse");
+        assert_eq!(l.len(), 2);
+        assert_eq!(l[0].name, "cpu-clock/period=1000,call-graph=fp/u");
+        assert_eq!(l[0].terms.period, Some(1000));
+        assert_eq!(l[0].terms.call_graph, Some(TermCallGraph::Fp));
+        assert!(l[0].exclude_kernel && !l[0].exclude_user);
+        assert_eq!(l[1].name, "t");
+        for bad in [
+            "cpu-clock/period=1/:k",
+            "cpu-clock/bogus=1/",
+            "cpu-clock/period=x/",
+        ] {
+            assert!(parse_event_list(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]
