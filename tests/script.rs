@@ -732,7 +732,8 @@ fn branch_stack_fields_match_perf_script() {
 
 /// A recording with `-s` (per-thread counts in READ records at each
 /// child's exit): `script -D` as perf prints it, READ records "unhandled"
-/// (perf script has no handler for them).
+/// (perf script has no handler for them); and a leader-sampled group's
+/// deliveries, each after its thread and DSO lines.
 #[test]
 fn read_records_dump_like_perf_script() {
     if !require_perf_record() {
@@ -750,10 +751,19 @@ fn read_records_dump_like_perf_script() {
     );
     let dump = stdout_of(perf().args(["report", "-D", "-i"]).arg(&data));
     assert!(dump.contains("PERF_RECORD_READ"), "no READ record:\n{dump}");
+    // Leader sampling: each member's delivery, thread and DSO lines first.
+    let group = perf_record_program(
+        dir.join("group.data"),
+        &["-e", "{cpu-clock,page-faults}:S", "-g"],
+        &fixture_bin("forkexec"),
+        &[hot3, "0.1"],
+    );
     let mut failures = Vec::new();
-    for args in [&["-D"][..], &[]] {
-        if let Err(e) = compare_script(&data, Input::File, args) {
-            failures.push(e);
+    for file in [&data, &group] {
+        for args in [&["-D"][..], &[]] {
+            if let Err(e) = compare_script(file, Input::File, args) {
+                failures.push(e);
+            }
         }
     }
     assert_no_failures(&failures);

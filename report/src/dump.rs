@@ -70,7 +70,7 @@ pub fn dump_raw_trace<W: Write>(
 pub fn dump_with_script<W: Write>(
     file: &PerfFile<'_>,
     name: &str,
-    script_lines: HashMap<usize, String>,
+    script_lines: HashMap<usize, Vec<String>>,
     unordered: bool,
     out: &mut W,
 ) -> io::Result<Option<prec_format::Error>> {
@@ -395,7 +395,9 @@ struct Dumper<'f, 'a> {
     sample_reads: SampleReads,
     /// `perf script -D`: each sample's script lines, by record (see
     /// [`crate::script::ResolvedSample::record`]), printed after its dump.
-    script_lines: Option<HashMap<usize, String>>,
+    /// `perf script -D`: each sample record's script text, one per
+    /// delivery (a leader-sampled group's record has one per member).
+    script_lines: Option<HashMap<usize, Vec<String>>>,
     /// Deliver each record as it is read, not in time order (`perf script
     /// --dump-unsorted-raw-trace`).
     unordered: bool,
@@ -825,7 +827,12 @@ impl<'f, 'a: 'f> Dumper<'f, 'a> {
                 let pid = s.pid.map_or(-1, |p| p as i32);
                 let tid = s.tid.map_or(-1, |p| p as i32);
                 let ip = s.ip.unwrap_or(0);
-                for _ in &deliveries {
+                let record = r.body.as_ptr() as usize;
+                let texts = self.script_lines.as_ref().and_then(|l| l.get(&record));
+                // perf script prints each delivery's text after its thread
+                // and DSO lines; unless some were filtered out.
+                let interleaved = texts.filter(|t| t.len() == deliveries.len());
+                for (i, _) in deliveries.iter().enumerate() {
                     let th = self.machine.findnew(pid, tid);
                     writeln!(out, " ... thread: {}:{tid}", Cs(&th.comm))?;
                     let g = th.maps;
@@ -840,10 +847,14 @@ impl<'f, 'a: 'f> Dumper<'f, 'a> {
                         None => "[hypervisor]",
                     };
                     writeln!(out, " ...... dso: {dso}")?;
+                    if let Some(text) = interleaved.and_then(|t| t.get(i)) {
+                        out.write_all(text.as_bytes())?;
+                    }
                 }
-                let record = r.body.as_ptr() as usize;
-                if let Some(line) = self.script_lines.as_ref().and_then(|l| l.get(&record)) {
-                    out.write_all(line.as_bytes())?;
+                if interleaved.is_none() {
+                    for text in texts.into_iter().flatten() {
+                        out.write_all(text.as_bytes())?;
+                    }
                 }
             }
             Record::Mmap(m) | Record::Mmap2(m) => {

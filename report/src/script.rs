@@ -2107,10 +2107,12 @@ pub fn write_dump_script<W: Write>(
     out: &mut W,
 ) -> Result<(Vec<String>, Option<prec_format::Error>), Box<dyn std::error::Error>> {
     let mut session = Session::new(file, opts)?;
-    let mut lines: HashMap<usize, String> = HashMap::default();
+    let mut lines: HashMap<usize, Vec<String>> = HashMap::default();
     session.walk(
         |rs, sess| {
-            sess.format_sample(rs, lines.entry(rs.record).or_default());
+            let mut text = String::new();
+            sess.format_sample(rs, &mut text);
+            lines.entry(rs.record).or_default().push(text);
             Ok(())
         },
         |_| Ok(()),
