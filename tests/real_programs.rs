@@ -969,6 +969,23 @@ fn tracepoints_trace_output() {
         |_, _| None,
         |f, args| compare_script(f, Input::Stdin, args),
     ));
+    // perf's pipe with call chains: its script adds only ip and sym to the
+    // tracepoint's fields (the attrs arrive after the file-mode check).
+    let perf_piped = dir.join("perf.tp-g.pipe.data");
+    let out = std::fs::File::create(&perf_piped).expect("create pipe file");
+    run(perf()
+        .args(["record", "-q", "-g", "-e", "sched:sched_process_exec"])
+        .args(["-e", "cpu-clock", "-o", "-", "--"])
+        .arg(&sh)
+        .args(["-c", "ls / >/dev/null; ls /usr >/dev/null"])
+        .stdin(Stdio::null())
+        .stdout(out));
+    failures.extend(compare_each(
+        &[perf_piped],
+        &[&[], &["-G"], &["-F", "comm,tid,event,ip,sym"]],
+        |_, _| None,
+        |f, args| compare_script(f, Input::Stdin, args),
+    ));
     assert_no_failures(&failures);
 }
 

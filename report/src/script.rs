@@ -911,8 +911,36 @@ impl<'f> Session<'f> {
         // chains (ip, sym, symoff, dso) when one has them, unless -F
         // touched the tracepoint fields (`+field` too) or -G hides call
         // chains.
+        // A pipe's attrs arrive after that check, and its process_attr
+        // adds only ip and sym, to the first event of each type, when the
+        // events so far have call chains.
         let tracepoint = OutType::Tracepoint;
-        if !opts.hide_call_graph
+        let pipe = file.mode() == prec_format::read::Mode::Pipe;
+        if pipe && !opts.hide_call_graph {
+            let mut combined = 0u64;
+            let mut seen: Vec<u32> = Vec::new();
+            for a in attrs.iter() {
+                combined |= a.attr.sample_type;
+                let kind = a.attr.type_;
+                // perf's PERF_TYPE_MAX: the generic types only.
+                if kind >= 6 || seen.contains(&kind) {
+                    continue;
+                }
+                seen.push(kind);
+                let dwarf = st::REGS_USER | st::STACK_USER;
+                let chains =
+                    combined & (st::CALLCHAIN | st::BRANCH_STACK) != 0 || combined & dwarf == dwarf;
+                let t = out_type(kind);
+                if chains && !cfg.user_fields.contains_key(&t) {
+                    let mut f = cfg.get(t);
+                    f.set(OutField::Ip);
+                    f.set(OutField::Sym);
+                    cfg.fields.insert(t, f);
+                }
+            }
+        }
+        if !pipe
+            && !opts.hide_call_graph
             && !cfg.user_fields.contains_key(&tracepoint)
             && attrs.iter().any(|a| {
                 a.attr.type_ == attr_type::TRACEPOINT && a.attr.sample_type & st::CALLCHAIN != 0
