@@ -560,3 +560,61 @@ fn srcline_beside_a_stripped_copy_in_the_build_id_cache() {
     }
     assert_no_failures(&failures);
 }
+
+/// A non-PIE program recorded with `-g`: perf's children entries look up
+/// their raw ip plus the text offset (`prog[801060]` for 0x401060, or a
+/// function found further on), unlike the self entries; with symbols and
+/// stripped.
+#[test]
+fn non_pie_children_srclines_match_perf() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let source = repo_root().join("fixtures/src/hot3.c");
+    let program = dir.join("hot3-nopie-fp");
+    run(std::process::Command::new("gcc")
+        .args([
+            "-O2",
+            "-no-pie",
+            "-fno-pie",
+            "-fno-omit-frame-pointer",
+            "-o",
+        ])
+        .arg(&program)
+        .arg(&source));
+    let stripped = dir.join("hot3-nopie-fp-stripped");
+    run(std::process::Command::new("strip")
+        .arg("-o")
+        .arg(&stripped)
+        .arg(&program));
+    let mut failures = Vec::new();
+    for (name, exe) in [("symbols", &program), ("stripped", &stripped)] {
+        // A build-id cache of its own: the two builds share their build-id.
+        let home = dir.join(format!("home-{name}"));
+        std::fs::create_dir_all(&home).expect("mkdir home");
+        let with_home = |mut cmd: std::process::Command| {
+            cmd.env("HOME", &home);
+            cmd
+        };
+        let data = dir.join(format!("{name}.data"));
+        run(with_home(perf())
+            .args(["record", "-q", "-g", "-o"])
+            .arg(&data)
+            .arg("--")
+            .arg(exe)
+            .arg("0.1"));
+        for args in [
+            &["--sort", "srcline"][..],
+            &["--sort", "sym,srcline", "-n"],
+            &["--sort", "srcfile"],
+        ] {
+            let expected = report_stdio(with_home(perf()), &data, Input::File, args);
+            let actual = report_stdio(with_home(prec()), &data, Input::File, args);
+            if let Err(e) = same_text(&format!("{name} {args:?}"), &expected, &actual) {
+                failures.push(e);
+            }
+        }
+    }
+    assert_no_failures(&failures);
+}

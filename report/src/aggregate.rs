@@ -1558,7 +1558,9 @@ pub struct Resolver {
     pub syms: Vec<Sym>,
     kernel_ok: Option<bool>,
     kernel_delta: Option<u64>,
-    srclines: HashMap<(DsoId, u64), (Option<StrId>, Option<StrId>)>,
+    /// By DSO, address, and whether that is a children entry's raw ip
+    /// (see [`Resolver::children_srcline`]).
+    srclines: HashMap<(DsoId, u64, bool), (Option<StrId>, Option<StrId>)>,
     /// The srclines above that are perf's `get_srcline` failure text (no
     /// line, addr2line failed), which call chains show differently.
     srcline_failures: HashSet<(DsoId, u64)>,
@@ -1791,7 +1793,35 @@ impl Resolver {
         addr: u64,
         sym: Option<SymId>,
     ) -> (Option<StrId>, Option<StrId>) {
-        let key = (map.dso, addr);
+        self.srcline_keyed(machine, strings, map, (ip, addr, sym), false)
+    }
+
+    /// The srcline of a children entry of an `ET_EXEC` program, at the raw
+    /// ip `ip`: perf's `map__rip_2objdump` adds the text offset to an
+    /// address that is already the linked one (`prog[801060]` for
+    /// 0x401060), and looks that up; `sym+offset` counts from the raw ip.
+    pub fn children_srcline(
+        &mut self,
+        machine: &Machine,
+        strings: &mut Strings,
+        map: &Map,
+        ip: u64,
+        sym: Option<SymId>,
+        text_offset: u64,
+    ) -> (Option<StrId>, Option<StrId>) {
+        let at = ip.wrapping_add(text_offset);
+        self.srcline_keyed(machine, strings, map, (at, ip, sym), true)
+    }
+
+    fn srcline_keyed(
+        &mut self,
+        machine: &Machine,
+        strings: &mut Strings,
+        map: &Map,
+        (ip, addr, sym): (u64, u64, Option<SymId>),
+        raw: bool,
+    ) -> (Option<StrId>, Option<StrId>) {
+        let key = (map.dso, addr, raw);
         if let Some(r) = self.srclines.get(&key) {
             return *r;
         }
@@ -1843,7 +1873,9 @@ impl Resolver {
                 None => (Some(strings.intern("??:0")), None),
             },
             None => {
-                self.srcline_failures.insert(key);
+                if !raw {
+                    self.srcline_failures.insert((map.dso, addr));
+                }
                 let s = match sym {
                     Some(id) => {
                         let sy = &self.syms[id.0 as usize];
@@ -4056,6 +4088,15 @@ fn frame_seeds(
                 ),
                 Some(m) if m.identity => {
                     resolver.srcline(machine, strings, &m, f.ip, f.addr, f.sym)
+                }
+                Some(m)
+                    if resolver
+                        .binary(machine, m.dso)
+                        .is_some_and(|b| resolver.symbolizer.is_executable(b)) =>
+                {
+                    let bin = resolver.binary(machine, m.dso);
+                    let text_offset = bin.map_or(0, |b| resolver.symbolizer.text_offset(b));
+                    resolver.children_srcline(machine, strings, &m, f.ip, f.sym, text_offset)
                 }
                 Some(m) => {
                     let s = match f.sym {

@@ -25,6 +25,8 @@ pub(crate) struct ElfInfo {
     pub build_id: Option<Vec<u8>>,
     pub debuglink: Option<String>,
     pub has_dwarf: bool,
+    /// `.text`'s address minus its file offset (perf's `text_offset`).
+    pub text_offset: u64,
 }
 
 pub(crate) fn parse_info(data: &[u8]) -> Result<ElfInfo, String> {
@@ -54,12 +56,17 @@ pub(crate) fn parse_info(data: &[u8]) -> Result<ElfInfo, String> {
     let has_dwarf = file
         .section_by_name(".debug_info")
         .is_some_and(|s| s.kind() != SectionKind::UninitializedData && s.size() > 0);
+    let text_offset = file.section_by_name(".text").map_or(0, |s| {
+        let offset = s.file_range().map_or(0, |(offset, _)| offset);
+        s.address().wrapping_sub(offset)
+    });
     Ok(ElfInfo {
         is_exec,
         segments,
         build_id,
         debuglink,
         has_dwarf,
+        text_offset,
     })
 }
 

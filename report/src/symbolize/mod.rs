@@ -1007,6 +1007,12 @@ impl Symbolizer {
         self.bin(bin).is_some_and(|b| b.info.is_exec)
     }
 
+    /// `.text`'s address minus its file offset in `bin` (perf's
+    /// `dso->text_offset`; 0x400000 in a classic non-PIE executable).
+    pub fn text_offset(&self, bin: BinaryId) -> u64 {
+        self.bin(bin).map_or(0, |b| b.info.text_offset)
+    }
+
     /// Inline chain at `elf_addr`, innermost first (the same order as
     /// `addr2line -f -i`): the last frame is the real (outer) function.
     /// Empty when no DWARF is available.
