@@ -1545,6 +1545,9 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
+/// An address's srcline and srcfile (either may be missing).
+type SrclineFile = (Option<StrId>, Option<StrId>);
+
 /// Symbol resolution with per-DSO and per-address caches: each distinct
 /// (DSO, address) is symbolized once. Shared by the report, callchains
 /// ([`crate::callchain`]) and `prec script`.
@@ -1560,7 +1563,7 @@ pub struct Resolver {
     kernel_delta: Option<u64>,
     /// By DSO, address, and whether that is a children entry's raw ip
     /// (see [`Resolver::children_srcline`]).
-    srclines: HashMap<(DsoId, u64, bool), (Option<StrId>, Option<StrId>)>,
+    srclines: HashMap<(DsoId, u64, bool), SrclineFile>,
     /// The srclines above that are perf's `get_srcline` failure text (no
     /// line, addr2line failed), which call chains show differently.
     srcline_failures: HashSet<(DsoId, u64)>,
