@@ -651,6 +651,10 @@ pub struct ReportArgs {
     /// Show full source file paths in source lines.
     #[arg(long = "full-source-path")]
     pub full_source_path: bool,
+    /// Show the reference event's call graph for events recorded with
+    /// `call-graph=no` (their header says so).
+    #[arg(long = "show-ref-call-graph")]
+    pub show_ref_call_graph: bool,
     /// Regex of the parent symbols for `--sort parent` (adds the key).
     #[arg(short = 'p', long = "parent")]
     pub parent: Option<String>,

@@ -1564,7 +1564,12 @@ fn event_terms_like_perf() {
             failures.push(e);
         }
         assert_perf_reads_clean(&a, &args.join(" "));
-        for keys in [&["--no-children", "--sort", "comm,dso"][..], &["--stats"]] {
+        for keys in [
+            &["--no-children", "--sort", "comm,dso"][..],
+            &["--stats"],
+            // An event recorded with call-graph=no says so in its header.
+            &["--no-children", "-g", "none", "--show-ref-call-graph"],
+        ] {
             let theirs = report_stdio(perf(), &a, Input::File, keys);
             let ours = report_stdio(prec(), &a, Input::File, keys);
             if let Err(e) = same_text(&format!("{args:?} {keys:?}"), &theirs, &ours) {

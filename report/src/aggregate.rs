@@ -411,6 +411,9 @@ pub struct Options {
     pub exclude_other: bool,
     /// `--full-source-path`.
     pub full_source_path: bool,
+    /// `--show-ref-call-graph`: an event recorded with `call-graph=no` says
+    /// so in its header.
+    pub show_ref_callgraph: bool,
     /// `-p`/`--parent` (POSIX extended regex, perf's default
     /// `^sys_|^do_page_fault`).
     pub parent_regex: String,
@@ -514,6 +517,7 @@ impl Default for Options {
             hide_unresolved: false,
             exclude_other: false,
             full_source_path: false,
+            show_ref_callgraph: false,
             parent_regex: DEFAULT_PARENT.to_string(),
             ignore_callees: None,
             socket_filter: None,

@@ -854,6 +854,9 @@ fn write_hists(
     if let Some(t) = &data.options.time_str {
         write!(head, " (time slices: {t})")?;
     }
+    if data.options.show_ref_callgraph && desc.contains("call-graph=no") {
+        write!(head, ", show reference callgraph")?;
+    }
     writeln!(head)?;
     if data.options.mem_mode {
         // perf's hists__fprintf_nr_sample_events in memory mode: the

@@ -186,6 +186,7 @@ fn options(args: &ReportArgs, sort: Option<&str>) -> Result<Options> {
         o.column_widths = parse_column_widths(w);
     }
     o.full_source_path = args.full_source_path;
+    o.show_ref_callgraph = args.show_ref_call_graph;
     o.callgraph_required = args.data.input().as_os_str() != "-"
         && args
             .call_graph
