@@ -745,7 +745,7 @@ fn bad_input_fails_without_touching_files() {
     assert_fails_cleanly(&["-F", "0", "--", "true"], "-F 0");
     assert_fails_cleanly(&["-F", "abc", "--", "true"], "-F abc");
     assert_fails_cleanly(&["-c", "0", "--", "true"], "-c 0");
-    assert_fails_cleanly(&["-m", "3", "--", "true"], "-m 3");
+    assert_fails_cleanly(&["-m", "x", "--", "true"], "-m x");
     assert_fails_cleanly(&["--call-graph", "lbr", "--", "true"], "lbr");
     assert_fails_cleanly(&["-p", "999999999"], "nonexistent pid");
     let o = prec()
@@ -917,5 +917,35 @@ fn pipe_output_keeps_the_workload_off_stdout() {
             stderr(&report),
             stdout(&report)
         );
+    }
+}
+
+/// perf's `-m DATA[,AUX]`: pages or a size (B/K/M/G), rounded up to a
+/// power of two with perf's message; an AUX size alone keeps the default.
+#[test]
+fn mmap_pages_like_perf() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    for pages in ["8,8", "3", "1M", ",8", "100", "5K"] {
+        let said = |tool: Command, out: &Path| {
+            let mut tool = tool;
+            let o = tool
+                .args(["record", "-m", pages, "-o"])
+                .arg(out)
+                .args(["--", "true"])
+                .output()
+                .expect("run record");
+            assert!(o.status.success(), "-m {pages}: {}", stderr(&o));
+            stderr(&o)
+                .lines()
+                .filter(|l| l.starts_with("rounding"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        let theirs = said(perf(), &dir.join("perf.data"));
+        let ours = said(Command::new(prec_bin()), &dir.join("prec.data"));
+        assert_eq!(theirs, ours, "-m {pages}");
     }
 }

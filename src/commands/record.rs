@@ -21,6 +21,43 @@ const DEFAULT_FREQ: u64 = 4000;
 const DEFAULT_DWARF_SIZE: u32 = 8192;
 /// perf's default data pages per ring: (516 KiB / page) - 1 rounded down to a
 /// power of two = 128 with 4 KiB pages.
+/// perf's `parse_pages_arg`: a number of pages, or a size with a B, K,
+/// M or G suffix; rounded up to a power of two (saying so, as perf does).
+fn parse_mmap_pages(text: &str, quiet: bool) -> Option<usize> {
+    let text = text.trim();
+    let page = 4096usize;
+    let scale = match text.chars().last()?.to_ascii_uppercase() {
+        'B' => Some(1usize),
+        'K' => Some(1 << 10),
+        'M' => Some(1 << 20),
+        'G' => Some(1 << 30),
+        _ => None,
+    };
+    let pages = match scale {
+        Some(scale) => {
+            let n: usize = text[..text.len() - 1].parse().ok()?;
+            n.checked_mul(scale)?.div_ceil(page)
+        }
+        None => text.parse().ok()?,
+    };
+    if pages.is_power_of_two() {
+        return Some(pages);
+    }
+    // perf's roundup_pow_of_two(0) is 1.
+    let rounded = pages.max(1).checked_next_power_of_two()?;
+    if !quiet {
+        let mut n = rounded * page;
+        let mut unit = 0;
+        while n / 1024 > 1 && unit < 3 {
+            n /= 1024;
+            unit += 1;
+        }
+        let unit = ['B', 'K', 'M', 'G'][unit];
+        eprintln!("rounding mmap pages size to {n}{unit} ({rounded} pages)");
+    }
+    Some(rounded)
+}
+
 fn default_mmap_pages() -> usize {
     let page = sys::page_size();
     let pages = (516 * 1024) / page;
@@ -506,14 +543,23 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
     let mmap_pages = match &args.mmap_pages {
         None => default_mmap_pages(),
         Some(s) => {
-            let n: usize = s
-                .trim()
-                .parse()
-                .map_err(|_| anyhow::anyhow!("invalid -m '{s}': expected a number of pages"))?;
-            if n == 0 || !n.is_power_of_two() {
-                bail!("invalid -m {n}: the number of mmap pages must be a power of two");
+            // perf's `-m DATA[,AUX]`: the AUX area's size is checked, and
+            // unused (no AUX events here).
+            let (data, aux) = match s.split_once(',') {
+                Some((d, a)) => (d, Some(a)),
+                None => (s.as_str(), None),
+            };
+            if let Some(aux) = aux.filter(|a| !a.trim().is_empty()) {
+                parse_mmap_pages(aux, quiet)
+                    .ok_or_else(|| anyhow::anyhow!("invalid -m '{s}': bad AUX area size"))?;
             }
-            n
+            if data.trim().is_empty() {
+                default_mmap_pages()
+            } else {
+                parse_mmap_pages(data, quiet).ok_or_else(|| {
+                    anyhow::anyhow!("invalid -m '{s}': expected pages or a size (B/K/M/G)")
+                })?
+            }
         }
     };
     let pids = match &args.pid {
