@@ -480,6 +480,10 @@ pub struct RecordArgs {
     /// Record the build-id of every file mapped, sampled or not.
     #[arg(long = "buildid-all")]
     pub buildid_all: bool,
+    /// Record each mapped file's build-id in its MMAP2 record (the kernel
+    /// reads it; no BUILD_ID feature then).
+    #[arg(long = "buildid-mmap")]
+    pub buildid_mmap: bool,
     /// Record the first and last sample times even with --buildid-all.
     #[arg(long = "timestamp-boundary")]
     pub timestamp_boundary: bool,

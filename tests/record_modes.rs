@@ -133,6 +133,7 @@ fn attrs_match_perf_for_each_option() {
         &["-D", "10", "--call-graph", "dwarf"],
         &["-D", "10", "-c", "100000", "-T", "-P", "--sample-cpu"],
         &["-e", "cpu-clock,page-faults", "--call-graph", "dwarf"],
+        &["--buildid-mmap"],
         &["-s"],
         &["--user-regs=ip,sp"],
         &["--intr-regs=ip"],
@@ -1578,4 +1579,54 @@ fn event_terms_like_perf() {
         }
     }
     assert_no_failures(&failures);
+}
+
+/// `--buildid-mmap`: the maps carry the build-ids (the kernel's for the
+/// program's, prec's for the kernel map it makes up), no BUILD_ID feature,
+/// and reports that equal perf's.
+#[test]
+fn buildid_mmap_like_perf() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let a = dir.join("prec.data");
+    let b = dir.join("perf.data");
+    prec_record(&a, &["-q", "--buildid-mmap"]);
+    perf_record(&b, &["-q", "--buildid-mmap"]);
+    let maps = |file: &Path| -> Vec<String> {
+        stdout_of(perf().args(["report", "-D", "-i"]).arg(file))
+            .lines()
+            .filter(|l| l.contains("PERF_RECORD_MMAP2") && l.contains(" <"))
+            .filter_map(|l| {
+                let (_, rest) = l.split_once(" <")?;
+                let (id, rest) = rest.split_once('>')?;
+                let path = rest.rsplit(' ').next()?;
+                Some(format!("{path} {id}"))
+            })
+            .collect()
+    };
+    let (theirs, ours) = (maps(&b), maps(&a));
+    assert!(
+        ours.iter()
+            .any(|m| m.starts_with("[kernel.kallsyms]_text ")),
+        "no kernel map with a build-id: {ours:?}"
+    );
+    let hot3 = hot3();
+    let hot3 = hot3.to_str().expect("UTF-8 path");
+    for m in theirs
+        .iter()
+        .filter(|m| m.starts_with(hot3) || m.starts_with('['))
+    {
+        assert!(ours.contains(m), "{m} missing from prec's maps: {ours:?}");
+    }
+    assert_eq!(
+        header_lines(&b, "# missing features"),
+        header_lines(&a, "# missing features")
+    );
+    for keys in [&["--sort", "comm,dso,sym"][..], &["--stats"]] {
+        let theirs = report_stdio(perf(), &a, Input::File, keys);
+        let ours = report_stdio(prec(), &a, Input::File, keys);
+        assert_eq_text(&theirs, &ours);
+    }
 }

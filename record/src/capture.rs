@@ -169,6 +169,10 @@ pub struct RecordModes {
     pub overwrite: bool,
     /// `-B` (and `-z`): no BUILD_ID feature, no sample count.
     pub no_buildid: bool,
+    /// `--buildid-mmap`: the kernel puts each file's build-id in its MMAP2
+    /// record (the tracking event's `build_id` bit), and the maps prec
+    /// makes up carry them too.
+    pub buildid_mmap: bool,
     /// `--buildid-all`: the BUILD_ID feature lists every file mapped, not
     /// only those sampled; samples are then not read back (no count, no
     /// sample times unless `timestamp_boundary`).
@@ -610,6 +614,7 @@ fn configure(
         );
         a.set_flag(flags::BPF_EVENT, !m.no_bpf_event);
         a.set_flag(flags::CGROUP, m.all_cgroups);
+        a.set_flag(flags::BUILD_ID, m.buildid_mmap);
     }
     a
 }
@@ -1775,6 +1780,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     let first = &fattrs[0];
     let syn = Synth {
         trailer: first.id_trailer_size(),
+        buildid_mmap: cfg.modes.buildid_mmap,
     };
     let mut tracker = Tracker {
         ip_off: if first.sample_type & sample::IDENTIFIER != 0 {
@@ -2419,7 +2425,10 @@ mod tests {
 
     #[test]
     fn tracker_attributes_samples_to_maps_across_fork_and_exec() {
-        let syn = Synth { trailer: 16 };
+        let syn = Synth {
+            trailer: 16,
+            buildid_mmap: false,
+        };
         let mut buf = Vec::new();
         syn.mmap2(&mut buf, 10, 10, &map(0x1000, 0x2000, "/bin/a"));
         syn.mmap2(&mut buf, 10, 10, &map(0x5000, 0x6000, "/lib/b.so"));

@@ -105,7 +105,7 @@ pub fn thread_status(pid: i32, tid: i32) -> io::Result<ProcStatus> {
 }
 
 /// One line of `/proc/PID/maps`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MapEntry {
     pub start: u64,
     pub end: u64,

@@ -41,7 +41,14 @@ pub const PERF_RECORD_CGROUP: u32 = 19;
 pub struct Synth {
     /// Bytes of the sample_id trailer (0 without sample_id_all).
     pub trailer: usize,
+    /// `--buildid-mmap`: maps are MMAP2 records with the file's build-id
+    /// where it can be read (perf's `perf_record_mmap2__read_build_id`).
+    pub buildid_mmap: bool,
 }
+
+/// `PERF_RECORD_MISC_MMAP_BUILD_ID`: an MMAP2 carries a build-id in place
+/// of the device and inode.
+pub const MISC_MMAP_BUILD_ID: u16 = 1 << 14;
 
 fn put_str_padded(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(s.as_bytes());
@@ -113,6 +120,20 @@ impl Synth {
 
     /// perf's kernel map: MMAP `[kernel.kallsyms]_text`, pid −1, misc KERNEL.
     pub fn kernel_mmap(&self, out: &mut Vec<u8>, k: &KernelText) {
+        if self.buildid_mmap {
+            // perf: MMAP2 with pgoff the start, prot and flags 0, and the
+            // build-id of /sys/kernel/notes.
+            let map = MapEntry {
+                start: k.text,
+                end: k.etext.max(k.text),
+                pgoff: k.text,
+                path: "[kernel.kallsyms]_text".to_string(),
+                ..MapEntry::default()
+            };
+            let id = crate::buildid::kernel_build_id().ok().flatten();
+            self.mmap2_with(out, (-1, 0), &map, MISC_KERNEL, id.as_deref());
+            return;
+        }
         let mut b = Vec::with_capacity(64);
         b.extend_from_slice(&(-1i32).to_ne_bytes());
         b.extend_from_slice(&0i32.to_ne_bytes());
@@ -144,20 +165,51 @@ impl Synth {
 
     /// [`Self::mmap2`] with more misc bits (PROC_MAP_PARSE_TIMEOUT).
     pub fn mmap2_marked(&self, out: &mut Vec<u8>, pid: i32, tid: i32, m: &MapEntry, misc: u16) {
+        let id = if self.buildid_mmap && m.path.starts_with('/') {
+            crate::buildid::file_build_id(std::path::Path::new(&m.path))
+                .ok()
+                .flatten()
+        } else {
+            None
+        };
+        self.mmap2_with(out, (pid, tid), m, MISC_USER | misc, id.as_deref());
+    }
+
+    fn mmap2_with(
+        &self,
+        out: &mut Vec<u8>,
+        (pid, tid): (i32, i32),
+        m: &MapEntry,
+        misc: u16,
+        build_id: Option<&[u8]>,
+    ) {
         let mut b = Vec::with_capacity(128);
         b.extend_from_slice(&pid.to_ne_bytes());
         b.extend_from_slice(&tid.to_ne_bytes());
         b.extend_from_slice(&m.start.to_ne_bytes());
         b.extend_from_slice(&m.len().to_ne_bytes());
         b.extend_from_slice(&m.pgoff.to_ne_bytes());
-        b.extend_from_slice(&m.dev_major.to_ne_bytes());
-        b.extend_from_slice(&m.dev_minor.to_ne_bytes());
-        b.extend_from_slice(&m.inode.to_ne_bytes());
-        b.extend_from_slice(&0u64.to_ne_bytes()); // ino_generation
+        let misc = match build_id.filter(|id| id.len() <= 20) {
+            Some(id) => {
+                // build_id_size, 3 reserved bytes, 20 bytes of id.
+                let mut field = [0u8; 24];
+                field[0] = id.len() as u8;
+                field[4..4 + id.len()].copy_from_slice(id);
+                b.extend_from_slice(&field);
+                misc | MISC_MMAP_BUILD_ID
+            }
+            None => {
+                b.extend_from_slice(&m.dev_major.to_ne_bytes());
+                b.extend_from_slice(&m.dev_minor.to_ne_bytes());
+                b.extend_from_slice(&m.inode.to_ne_bytes());
+                b.extend_from_slice(&0u64.to_ne_bytes()); // ino_generation
+                misc
+            }
+        };
         b.extend_from_slice(&m.prot.to_ne_bytes());
         b.extend_from_slice(&m.flags.to_ne_bytes());
         put_str_padded(&mut b, &m.path);
-        self.finish(out, PERF_RECORD_MMAP2, MISC_USER | misc, b);
+        self.finish(out, PERF_RECORD_MMAP2, misc, b);
     }
 }
 
@@ -245,7 +297,10 @@ mod tests {
 
     #[test]
     fn sizes_are_aligned_and_trailer_appended() {
-        let s = Synth { trailer: 16 };
+        let s = Synth {
+            trailer: 16,
+            buildid_mmap: false,
+        };
         let mut out = Vec::new();
         s.comm(&mut out, 1, 1, "perf-exec", false);
         assert_eq!(out.len() % 8, 0);

@@ -438,7 +438,10 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         switch_events: args.switch_events,
         namespaces: args.namespaces,
         per_thread: args.per_thread,
-        no_buildid: args.no_buildid,
+        // perf's --buildid-mmap: the maps carry the build-ids, so the
+        // files are not read back for them.
+        no_buildid: args.no_buildid || args.buildid_mmap,
+        buildid_mmap: args.buildid_mmap,
         buildid_all: args.buildid_all,
         timestamp_boundary: args.timestamp_boundary,
         no_buffering: args.no_buffering,
