@@ -484,6 +484,10 @@ pub struct RecordArgs {
     /// reads it; no BUILD_ID feature then).
     #[arg(long = "buildid-mmap")]
     pub buildid_mmap: bool,
+    /// Off-CPU profiling (perf's BPF-based `--off-cpu`): accepted and
+    /// ignored with a warning, as perf built without BPF skeletons does.
+    #[arg(long = "off-cpu")]
+    pub off_cpu: bool,
     /// Record the first and last sample times even with --buildid-all.
     #[arg(long = "timestamp-boundary")]
     pub timestamp_boundary: bool,

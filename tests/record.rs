@@ -949,3 +949,30 @@ fn mmap_pages_like_perf() {
         assert_eq!(theirs, ours, "-m {pages}");
     }
 }
+
+/// `--off-cpu` needs perf's BPF skeletons, which Debian's perf 6.1 lacks:
+/// perf warns that it is ignored and records as usual; so does prec.
+#[test]
+fn off_cpu_is_ignored_like_perf() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let (a, b) = (dir.join("prec.data"), dir.join("perf.data"));
+    for (tool, out) in [(Command::new(prec_bin()), &a), (perf(), &b)] {
+        let mut tool = tool;
+        let o = tool
+            .args(["record", "-q", "--off-cpu", "-o"])
+            .arg(out)
+            .args(["--", "true"])
+            .output()
+            .expect("run record");
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("option `off-cpu' is being ignored"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    assert_eq!(evlist(&a), evlist(&b));
+}

@@ -302,6 +302,10 @@ fn parse_synth(what: &str) -> Result<(bool, bool)> {
 
 pub fn run(args: RecordArgs) -> Result<ExitCode> {
     let quiet = args.quiet;
+    if args.off_cpu {
+        // perf 6.1 without BPF skeletons says this and records as usual.
+        eprintln!(" Warning: option `off-cpu' is being ignored: prec has no BPF off-CPU profiling");
+    }
     let mut evs = Vec::new();
     let mut from_option = Vec::new();
     for (i, e) in args.events.iter().enumerate() {
