@@ -366,6 +366,10 @@ pub struct RecordArgs {
     /// Record existing thread id(s), comma separated.
     #[arg(short = 't', long = "tid")]
     pub tid: Option<String>,
+    /// Record the processes of this user (a name or a uid) that run when
+    /// recording starts, and the threads they start.
+    #[arg(short = 'u', long = "uid")]
+    pub uid: Option<String>,
     /// System-wide collection from all CPUs.
     #[arg(short = 'a', long = "all-cpus")]
     pub all_cpus: bool,

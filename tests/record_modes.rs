@@ -1630,3 +1630,117 @@ fn buildid_mmap_like_perf() {
         assert_eq_text(&theirs, &ours);
     }
 }
+
+/// `-u USER`: the user's processes that run when recording starts, each
+/// with all its threads (perf's thread map by uid); the workload is only
+/// the duration. The user is `daemon`, whom no other test runs as.
+#[test]
+fn uid_target_like_perf() {
+    if !require_perf_record() {
+        return;
+    }
+    let Some(runuser) = runuser_if_root() else {
+        eprintln!("SKIPPED: needs root and runuser");
+        return;
+    };
+    let daemon_uid = 1;
+    let mut busy = std::process::Command::new(runuser)
+        .args([
+            "-u",
+            "daemon",
+            "--",
+            "timeout",
+            "8",
+            "sh",
+            "-c",
+            "while :; do :; done",
+        ])
+        .spawn()
+        .expect("runuser");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let daemons = |pids: &mut Vec<String>| {
+        use std::os::unix::fs::MetadataExt;
+        for e in std::fs::read_dir("/proc").expect("/proc").flatten() {
+            if e.metadata().is_ok_and(|m| m.uid() == daemon_uid) {
+                pids.push(e.file_name().to_string_lossy().into_owned());
+            }
+        }
+    };
+    let mut owned = Vec::new();
+    daemons(&mut owned);
+    if owned.is_empty() {
+        let _ = busy.kill();
+        let _ = busy.wait();
+        eprintln!("SKIPPED: no user daemon to run a process as");
+        return;
+    }
+    let dir = tempdir();
+    let mut files = Vec::new();
+    for (tool, mut cmd) in [("prec", prec()), ("perf", perf())] {
+        let file = dir.join(format!("{tool}.data"));
+        let o = run(cmd
+            .args(["record", "-q", "-u", "daemon", "-o"])
+            .arg(&file)
+            .args(["--", "sleep", "0.5"]));
+        assert!(o.status.success(), "{tool}: {}", stderr(&o));
+        files.push(file);
+    }
+    // perf's target__validate words: the user wins over CPUs.
+    let cases: &[&[&str]] = &[&["-u", "daemon", "-a"], &["-u", "daemon", "-C", "0"]];
+    for args in cases {
+        let mut warnings = Vec::new();
+        for (tool, mut cmd) in [("prec", prec()), ("perf", perf())] {
+            let file = dir.join(format!("{tool}-warn.data"));
+            let o = run(cmd
+                .args(["record", "-o"])
+                .arg(&file)
+                .args(*args)
+                .args(["--", "true"]));
+            warnings.push(stderr(&o).lines().take(2).collect::<Vec<_>>().join("\n"));
+        }
+        assert_eq!(warnings[0], warnings[1], "{args:?}");
+    }
+    daemons(&mut owned);
+    let _ = busy.kill();
+    let _ = busy.wait();
+    assert_eq_text(&evlist(&files[1]), &evlist(&files[0]));
+    assert_perf_reads_clean(&files[0], "-u");
+    for file in &files {
+        let report = report_stdio(perf(), file, Input::File, &["--sort", "pid,comm"]);
+        let rows: Vec<(&str, &str)> = report
+            .lines()
+            .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+            .filter_map(|l| {
+                let mut cols = l.split_whitespace().skip(1);
+                let (pid, _) = cols.next()?.split_once(':')?;
+                Some((pid, cols.next()?))
+            })
+            .collect();
+        assert!(
+            rows.iter().any(|&(_, comm)| comm == "sh"),
+            "{}: no busy loop in\n{report}",
+            file.display()
+        );
+        for (pid, comm) in rows {
+            assert!(
+                owned.iter().any(|p| p == pid),
+                "{}: {pid}:{comm} is not daemon's process:\n{report}",
+                file.display()
+            );
+        }
+    }
+    // perf 6.1 prints its error and exits 0; prec fails.
+    for user in ["prec-no-such-user", "99999"] {
+        let ours = run_fail(prec().args(["record", "-q", "-u", user, "--", "true"]));
+        let theirs = perf()
+            .args(["record", "-q", "-u", user, "--", "true"])
+            .output()
+            .expect("perf");
+        let last = |o: &Output| {
+            let text = stderr(o);
+            let line = text.lines().last().unwrap_or("").to_string();
+            line.trim_start_matches("prec: ").to_string()
+        };
+        assert_eq!(last(&ours), last(&theirs), "-u {user}");
+    }
+}

@@ -73,6 +73,9 @@ pub struct RecordConfig {
     pub command: Vec<OsString>,
     pub pids: Vec<i32>,
     pub tids: Vec<i32>,
+    /// `-u`: every process of this user at the start (prec itself
+    /// excepted), and the threads they start later.
+    pub uid: Option<u32>,
     /// `-a` (or `-C`): per-CPU, all tasks.
     pub system_wide: bool,
     /// `-C`: restrict to these CPUs.
@@ -1388,7 +1391,24 @@ fn remove_old(old: &Path) -> Result<(), RecordError> {
 
 /// Runs a whole recording.
 pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
-    // 1. Targets.
+    // 1. Targets. The user's processes are listed before the workload
+    // starts, as perf builds its thread map first: a workload is only the
+    // duration.
+    let user_pids = match cfg.uid {
+        Some(uid) => {
+            let me = std::process::id() as i32;
+            let mut pids = proc_synth::processes_of_user(uid)
+                .map_err(|e| RecordError(format!("cannot list /proc: {e}")))?;
+            pids.retain(|&p| p != me);
+            if pids.is_empty() {
+                return err(format!(
+                    "no process of uid {uid} is running: -u records the processes the user runs when recording starts"
+                ));
+            }
+            pids
+        }
+        None => Vec::new(),
+    };
     let mut child: Option<SuspendedChild> = None;
     if !cfg.command.is_empty() {
         let to_stdout = matches!(cfg.output, Output::Stdout);
@@ -1396,7 +1416,8 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
             launch::Launched::spawn_with(&cfg.command, to_stdout)
                 .map_err(|e| RecordError(e.to_string()))?,
         );
-    } else if cfg.pids.is_empty() && cfg.tids.is_empty() && !cfg.system_wide {
+    } else if cfg.pids.is_empty() && cfg.tids.is_empty() && user_pids.is_empty() && !cfg.system_wide
+    {
         return err("no command given (use -- CMD, -p PID, -t TID or -a)");
     }
     // As perf: after the workload's fork (it keeps the usual policy),
@@ -1412,7 +1433,8 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     // (pid of each open, tgid for synthesis)
     let mut threads: Vec<i32> = Vec::new();
     let mut procs: Vec<i32> = Vec::new();
-    let on_child = !cfg.system_wide && cfg.pids.is_empty() && cfg.tids.is_empty();
+    let on_child =
+        !cfg.system_wide && cfg.pids.is_empty() && cfg.tids.is_empty() && user_pids.is_empty();
     if cfg.system_wide {
         threads.push(-1);
     } else if on_child {
@@ -1425,6 +1447,13 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
                 proc_synth::threads(p).map_err(|_| RecordError(format!("no such process: {p}")))?;
             threads.extend(t);
             procs.push(p);
+        }
+        // A process of the user may have ended since it was listed.
+        for &p in &user_pids {
+            if let Ok(t) = proc_synth::threads(p) {
+                threads.extend(t);
+                procs.push(p);
+            }
         }
         for &t in &cfg.tids {
             if !Path::new(&format!("/proc/{t}")).exists() {
@@ -2463,6 +2492,7 @@ mod tests {
             command: vec!["true".into()],
             pids: Vec::new(),
             tids: Vec::new(),
+            uid: None,
             system_wide: false,
             cpus: None,
             mmap_pages: 128,

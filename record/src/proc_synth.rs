@@ -38,6 +38,16 @@ pub fn all_pids() -> io::Result<Vec<i32>> {
     numeric_dir_entries(Path::new("/proc"))
 }
 
+/// Process ids whose `/proc/PID` belongs to `uid` (perf's thread map for
+/// `-u`), ascending.
+pub fn processes_of_user(uid: u32) -> io::Result<Vec<i32>> {
+    use std::os::unix::fs::MetadataExt;
+    Ok(all_pids()?
+        .into_iter()
+        .filter(|pid| fs::metadata(format!("/proc/{pid}")).is_ok_and(|m| m.uid() == uid))
+        .collect())
+}
+
 /// Thread ids of `pid` (`/proc/PID/task`), ascending.
 pub fn threads(pid: i32) -> io::Result<Vec<i32>> {
     numeric_dir_entries(&Path::new("/proc").join(pid.to_string()).join("task"))

@@ -221,6 +221,47 @@ pub fn set_fifo_priority(priority: i32) -> io::Result<()> {
     cvt(ret as libc::c_long).map(|_| ())
 }
 
+/// How `-u USER` named a user that does not exist (perf's two messages).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UserLookupError {
+    /// Neither a user name nor a number.
+    InvalidUser,
+    /// A number that no user has.
+    UserNotFound,
+}
+
+/// The user id of `user`: a name from the user database (NSS, as perf's
+/// `parse_uid`), else a number that belongs to a user.
+pub fn user_id(user: &str) -> Result<u32, UserLookupError> {
+    let mut buf = vec![0 as libc::c_char; 16 * 1024];
+    // SAFETY: passwd is plain data (pointers and integers); getpw*_r fills it.
+    let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut result: *mut libc::passwd = std::ptr::null_mut();
+    if let Ok(name) = std::ffi::CString::new(user) {
+        // SAFETY: `name` is NUL-terminated, `pwd`, `buf` and `result` outlive
+        // the call and `buf.len()` is the buffer's size.
+        unsafe {
+            libc::getpwnam_r(
+                name.as_ptr(),
+                &mut pwd,
+                buf.as_mut_ptr(),
+                buf.len(),
+                &mut result,
+            )
+        };
+        if !result.is_null() {
+            return Ok(pwd.pw_uid);
+        }
+    }
+    let uid: u32 = user.parse().map_err(|_| UserLookupError::InvalidUser)?;
+    // SAFETY: as above; `uid` is a plain integer.
+    unsafe { libc::getpwuid_r(uid, &mut pwd, buf.as_mut_ptr(), buf.len(), &mut result) };
+    if result.is_null() {
+        return Err(UserLookupError::UserNotFound);
+    }
+    Ok(uid)
+}
+
 /// Lets the calling thread run only on `cpus` (perf's `--affinity`).
 pub fn set_affinity(cpus: &[u32]) -> io::Result<()> {
     // SAFETY: cpu_set_t is plain data; all zeroes is the empty set.

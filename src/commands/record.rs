@@ -577,21 +577,54 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         Some(s) => parse_ids(s, "tid")?,
         None => Vec::new(),
     };
-    let cpus = match &args.cpu {
+    let mut cpus = match &args.cpu {
         Some(s) => Some(sys::parse_cpu_list(s).map_err(|e| anyhow::anyhow!("invalid -C: {e}"))?),
         None => None,
     };
-    if (args.all_cpus || cpus.is_some()) && (!pids.is_empty() || !tids.is_empty()) {
-        bail!("-a/-C cannot be combined with -p/-t");
+    let mut all_cpus = args.all_cpus;
+    let mut user = args.uid.as_deref();
+    // perf's target__validate: a task target wins over CPUs, a user and
+    // system-wide; a user over CPUs and system-wide. Only the first
+    // conflict is told.
+    let has_task = !pids.is_empty() || !tids.is_empty();
+    let mut overridden: Option<&str> = None;
+    for (conflict, message) in [
+        (has_task && cpus.is_some(), "PID/TID switch overriding CPU"),
+        (has_task && user.is_some(), "PID/TID switch overriding UID"),
+        (
+            user.is_some() && cpus.is_some(),
+            "UID switch overriding CPU",
+        ),
+        (has_task && all_cpus, "PID/TID switch overriding SYSTEM"),
+        (user.is_some() && all_cpus, "UID switch overriding SYSTEM"),
+    ] {
+        if conflict {
+            overridden.get_or_insert(message);
+        }
     }
+    if has_task {
+        user = None;
+    }
+    if has_task || user.is_some() {
+        cpus = None;
+        all_cpus = false;
+    }
+    if let Some(message) = overridden {
+        eprintln!("Warning:\n{message}");
+    }
+    let uid = match user {
+        Some(name) => Some(sys::user_id(name).map_err(|e| match e {
+            sys::UserLookupError::InvalidUser => anyhow::anyhow!("Invalid User: {name}"),
+            sys::UserLookupError::UserNotFound => {
+                anyhow::anyhow!("Problems obtaining information for user {name}")
+            }
+        })?),
+        None => None,
+    };
     // Without a command or a target, perf records system-wide (until
-    // Ctrl-C).
-    let system_wide = args.all_cpus
-        || cpus.is_some()
-        || (args.command.is_empty() && pids.is_empty() && tids.is_empty());
-    if !args.command.is_empty() && (!pids.is_empty() || !tids.is_empty()) {
-        // perf records the targets and uses the command only as a duration.
-    }
+    // Ctrl-C). With a target, a command is only the duration.
+    let system_wide =
+        all_cpus || cpus.is_some() || (args.command.is_empty() && !has_task && uid.is_none());
     // perf's default (check_pipe): standard output when it is a pipe.
     let output_name = match &args.output {
         Some(name) => name.clone(),
@@ -612,6 +645,7 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         command: args.command.iter().map(OsString::from).collect(),
         pids,
         tids,
+        uid,
         system_wide,
         cpus,
         mmap_pages,
