@@ -219,6 +219,10 @@ pub struct ScriptArgs {
     /// inferno-collapse-perf / stackcollapse-perf.pl on perf script's output.
     #[arg(long = "folded")]
     pub folded: bool,
+    /// Each event's samples to its own file, `INPUT.EVENT.dump` (perf's
+    /// names); other lines and a summary to stdout.
+    #[arg(long = "per-event-dump")]
+    pub per_event_dump: bool,
     /// Don't show warnings.
     #[arg(short = 'q', long = "quiet")]
     pub quiet: bool,

@@ -803,3 +803,64 @@ fn refused_fields_exit_like_perf() {
         );
     }
 }
+
+/// `--per-event-dump`: each event's samples in `INPUT.EVENT.dump`, the
+/// same bytes as perf's, and a line per file on stdout; a pipe file too.
+#[test]
+fn per_event_dump_like_perf() {
+    if !require_perf() {
+        return;
+    }
+    let dir = tempdir();
+    for (fixture, extra) in [
+        ("hot3-two-events.data", &["--show-task-events"][..]),
+        ("hot3-pipe.data", &[][..]),
+        (
+            "hot3-two-events.data",
+            &["--comms", "no-such-comm", "-F", "comm,ip,sym"][..],
+        ),
+    ] {
+        let mut results = Vec::new();
+        for (tool, mut cmd) in [("perf", perf()), ("prec", prec())] {
+            let work = dir.join(tool);
+            let _ = std::fs::remove_dir_all(&work);
+            std::fs::create_dir_all(&work).expect("mkdir");
+            let input = work.join(fixture);
+            std::fs::copy(own_fixture(fixture), &input).expect("copy fixture");
+            let o = run(cmd
+                .args(["script", "--per-event-dump", "-i"])
+                .arg(&input)
+                .args(extra));
+            let summary: Vec<String> = String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .map(|l| {
+                    // The size: perf's is what its stdio buffer had flushed.
+                    let l = l.replace(&format!("{}/", work.display()), "");
+                    let l = l.replacen("[ prec script: ", "[ perf script: ", 1);
+                    let (head, rest) = l.split_once(" MB ").unwrap_or(("", &l));
+                    let head = head.split(" Wrote ").next().unwrap_or(head);
+                    format!("{head} {rest}")
+                })
+                .collect();
+            let mut dumps: Vec<(String, String)> = std::fs::read_dir(&work)
+                .expect("read dir")
+                .flatten()
+                .filter(|e| e.file_name().to_string_lossy().ends_with(".dump"))
+                .map(|e| {
+                    let text = std::fs::read_to_string(e.path()).expect("read dump");
+                    (e.file_name().to_string_lossy().into_owned(), text)
+                })
+                .collect();
+            dumps.sort();
+            results.push((summary, dumps));
+        }
+        let (perf_summary, perf_dumps) = &results[0];
+        let (prec_summary, prec_dumps) = &results[1];
+        assert_eq!(perf_summary, prec_summary, "{fixture} {extra:?}");
+        assert_eq!(perf_dumps.len(), prec_dumps.len(), "{fixture} {extra:?}");
+        for ((name, theirs), (our_name, ours)) in perf_dumps.iter().zip(prec_dumps) {
+            assert_eq!(name, our_name);
+            assert_eq_text(theirs, ours);
+        }
+    }
+}

@@ -2124,6 +2124,78 @@ pub fn write_script<W: Write>(
     Ok(session.warnings)
 }
 
+/// One event's file of `perf script --per-event-dump`.
+#[derive(Clone, Debug)]
+pub struct EventDump {
+    pub path: String,
+    /// Bytes written.
+    pub bytes: u64,
+    /// Samples written.
+    pub samples: u64,
+}
+
+/// `perf script --per-event-dump`: each event's samples go to
+/// `BASE.EVENT.dump` (perf's naming: `BASE` is the input's path), the
+/// side-band lines to `out`. Every event gets its file, samples or not.
+/// Returns the warnings to show and each event's file, in event order.
+#[allow(clippy::type_complexity)]
+pub fn write_script_per_event<W: Write>(
+    file: &PerfFile<'_>,
+    opts: ScriptOptions,
+    base: &str,
+    out: &mut W,
+) -> Result<(Vec<String>, Vec<EventDump>), Box<dyn std::error::Error>> {
+    let mut session = Session::new(file, opts)?;
+    // Events of one name share their file (perf would open it twice).
+    let mut writers: Vec<io::BufWriter<std::fs::File>> = Vec::new();
+    let mut writer_of_event = Vec::new();
+    let mut dumps: Vec<EventDump> = Vec::new();
+    for name in &session.names {
+        let path = format!("{base}.{name}.dump");
+        let shared = dumps.iter().position(|d| d.path == path);
+        let w = match shared {
+            Some(event) => writer_of_event[event],
+            None => {
+                let f = std::fs::File::create(&path)
+                    .map_err(|e| format!("cannot create {path}: {e}"))?;
+                writers.push(io::BufWriter::new(f));
+                writers.len() - 1
+            }
+        };
+        writer_of_event.push(w);
+        dumps.push(EventDump {
+            path,
+            bytes: 0,
+            samples: 0,
+        });
+    }
+    let mut line = String::with_capacity(256);
+    let out = std::cell::RefCell::new(out);
+    let counts = std::cell::RefCell::new(&mut dumps);
+    session.walk(
+        |rs, sess| {
+            line.clear();
+            sess.format_sample(rs, &mut line);
+            let Some(&w) = writer_of_event.get(rs.attr_index) else {
+                return out.borrow_mut().write_all(line.as_bytes());
+            };
+            counts.borrow_mut()[rs.attr_index].samples += 1;
+            writers[w].write_all(line.as_bytes())
+        },
+        |side| out.borrow_mut().write_all(side.as_bytes()),
+    )?;
+    for (w, file_writer) in writers.iter_mut().enumerate() {
+        file_writer.flush()?;
+        let size = file_writer.get_ref().metadata()?.len();
+        for (event, d) in dumps.iter_mut().enumerate() {
+            if writer_of_event[event] == w {
+                d.bytes = size;
+            }
+        }
+    }
+    Ok((session.warnings, dumps))
+}
+
 /// `perf script -D`: the dump of every record (see
 /// [`crate::dump::dump_with_script`]), each sample followed by its text.
 /// Returns the warnings to show, and the error that ended the dump early.

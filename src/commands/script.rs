@@ -140,6 +140,26 @@ pub fn run(args: ScriptArgs) -> Result<ExitCode> {
             }
             Ok((warnings, None))
         })
+    } else if args.per_event_dump {
+        // perf names the files after the path it was given: "(null)" for
+        // a pipe on stdin without -i.
+        let base = match &args.data.input {
+            Some(path) => path.display().to_string(),
+            None if args.data.input().as_os_str() == "-" => "(null)".to_string(),
+            None => "perf.data".to_string(),
+        };
+        script::write_script_per_event(&file, opts, &base, &mut out).and_then(|(w, dumps)| {
+            for d in &dumps {
+                writeln!(
+                    out,
+                    "[ prec script: Wrote {:.3} MB {} ({} samples) ]",
+                    d.bytes as f64 / 1024.0 / 1024.0,
+                    d.path,
+                    d.samples
+                )?;
+            }
+            Ok((w, None))
+        })
     } else {
         script::write_script(&file, opts, &mut out).map(|w| (w, None))
     };
