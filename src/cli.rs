@@ -545,9 +545,15 @@ pub struct RecordArgs {
     /// Stop after writing this much data (e.g. 10M; units B, K, M, G).
     #[arg(long = "max-size")]
     pub max_size: Option<String>,
-    /// Enable the events this many milliseconds after the program starts.
-    #[arg(short = 'D', long = "delay")]
-    pub delay: Option<u64>,
+    /// Enable the events this many milliseconds after the program starts;
+    /// -1: start disabled (for --control); or windows of time to count in,
+    /// e.g. 10-20,30-40 (ms), after which recording stops.
+    #[arg(short = 'D', long = "delay", allow_hyphen_values = true)]
+    pub delay: Option<String>,
+    /// Take commands (enable, disable, evlist, ping, stop, snapshot; one a
+    /// line) from fd:CTL[,ACK] or fifo:CTL[,ACK], answering "ack" on ACK.
+    #[arg(long = "control")]
+    pub control: Option<String>,
     /// Per-thread counts (inherit_stat).
     #[arg(short = 's', long = "stat")]
     pub stat: bool,

@@ -1744,3 +1744,132 @@ fn uid_target_like_perf() {
         assert_eq!(last(&ours), last(&theirs), "-u {user}");
     }
 }
+
+/// What a recording says on stderr about enabling and control, without
+/// the lines that differ by design (prec's fallback note, the summary,
+/// perf's "Terminated").
+fn control_messages(stderr: &str) -> Vec<String> {
+    stderr
+        .lines()
+        .filter(|l| !l.starts_with("Note:") && !l.starts_with("[ p") && !l.is_empty())
+        .filter(|l| *l != "Terminated")
+        .map(str::to_string)
+        .collect()
+}
+
+/// The exit status as a shell reports it.
+fn shell_code(status: std::process::ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    status
+        .code()
+        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
+}
+
+/// Number of samples `perf report --stats` counts in `file`.
+fn sample_count(file: &Path) -> u64 {
+    let o = run(perf().args(["report", "--stats", "-i"]).arg(file));
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .find(|l| l.trim_start().starts_with("SAMPLE events:"))
+        .and_then(|l| l.split_whitespace().nth(2)?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// `-D -1 --control fifo:CTL,ACK`: events start disabled; perf's commands
+/// enable them, list them, fail on an unknown event, and stop the
+/// recording (the workload gets SIGTERM), each acked with `ack\n\0`. And
+/// `-D A-B,C-D`: events count in windows, then the recording stops.
+#[test]
+fn control_and_delay_like_perf() {
+    use std::io::{Read, Write};
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let mut outcomes = Vec::new();
+    for (tool, mut cmd) in [("perf", perf()), ("prec", prec())] {
+        let ctl = dir.join(format!("{tool}.ctl"));
+        let ack = dir.join(format!("{tool}.ack"));
+        for fifo in [&ctl, &ack] {
+            run(std::process::Command::new("mkfifo").arg(fifo));
+        }
+        let open = |path: &Path| {
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(path)
+                .expect("open fifo")
+        };
+        let (mut ctl_end, ack_end) = (open(&ctl), open(&ack));
+        let data = dir.join(format!("{tool}-control.data"));
+        let control = format!("fifo:{},{}", ctl.display(), ack.display());
+        let child = cmd
+            .args(["record", "-D", "-1", "--control", &control, "-o"])
+            .arg(&data)
+            .arg("--")
+            .arg(hot3())
+            .arg("10")
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        // The ack, read on a thread so that a silent recorder fails the
+        // test instead of hanging it.
+        let (acks_tx, acks) = std::sync::mpsc::channel();
+        let mut ack_reader = ack_end;
+        std::thread::spawn(move || {
+            let mut answer = [0u8; 5];
+            while ack_reader.read_exact(&mut answer).is_ok() {
+                if acks_tx.send(answer).is_err() {
+                    break;
+                }
+            }
+        });
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        for command in [
+            "enable",
+            "evlist -F",
+            "disable no-such-event",
+            "ping",
+            "stop",
+        ] {
+            if command == "stop" {
+                std::thread::sleep(std::time::Duration::from_millis(400));
+            }
+            ctl_end
+                .write_all(format!("{command}\n").as_bytes())
+                .expect("write command");
+            let answer = acks.recv_timeout(std::time::Duration::from_secs(10));
+            assert_eq!(answer.as_ref().ok(), Some(b"ack\n\0"), "{tool}: {command}");
+        }
+        let o = child.wait_with_output().expect("wait");
+        let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+        outcomes.push((shell_code(o.status), control_messages(&stderr), data));
+    }
+    assert_eq!(outcomes[0].0, outcomes[1].0, "exit status");
+    assert_eq!(outcomes[0].1, outcomes[1].1, "messages");
+    assert!(sample_count(&outcomes[1].2) > 0, "no samples while enabled");
+    assert_perf_reads_clean(&outcomes[1].2, "--control");
+    assert_eq_text(&evlist(&outcomes[0].2), &evlist(&outcomes[1].2));
+
+    // -D -1 alone: nothing is ever enabled; windows end the recording.
+    for delay in ["-1", "10-20,40-50"] {
+        let mut outcomes = Vec::new();
+        for (tool, mut cmd) in [("perf", perf()), ("prec", prec())] {
+            let data = dir.join(format!("{tool}-delay.data"));
+            let started = std::time::Instant::now();
+            let o = cmd
+                .args(["record", "-D", delay, "-o"])
+                .arg(&data)
+                .args(["--", "sleep", if delay == "-1" { "0.3" } else { "20" }])
+                .output()
+                .expect("record");
+            assert!(
+                started.elapsed().as_secs() < 10,
+                "{tool} -D {delay} did not stop"
+            );
+            let messages = control_messages(&String::from_utf8_lossy(&o.stderr));
+            outcomes.push((shell_code(o.status), messages, sample_count(&data)));
+        }
+        assert_eq!(outcomes[0], outcomes[1], "-D {delay}");
+    }
+}

@@ -30,6 +30,7 @@ use prec_format::write::{FileWriter, PipeWriter};
 use prec_format::{Attr, Endian, EventAttr};
 
 use crate::compress::Compressor;
+use crate::control::{Control, ControlCommand};
 use crate::events::{EventSpec, EventTerms, TermCallGraph};
 use crate::features::{self, DsoBuildId, EventInfo, RecordingFacts};
 use crate::launch::{self, ExitStatus, RunningChild, SuspendedChild};
@@ -134,6 +135,52 @@ fn affinity_mask(affinity: Affinity, cpu: u32) -> Option<Vec<u32>> {
     }
 }
 
+/// A planned change of `-D` windows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Toggle {
+    EnableAll,
+    EnableNonDummy,
+    DisableNonDummy,
+    DisableAndStop,
+}
+
+/// perf record's `-D`: when the events start counting.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Delay {
+    /// `-D MS`: this many ms after the start.
+    After(u64),
+    /// `-D -1`: only when `--control` says `enable`.
+    UntilEnabled,
+    /// `-D A-B,C-D,...`: in these windows (ms after the start); the
+    /// recording ends with the last one.
+    Windows(Vec<(u64, u64)>),
+}
+
+impl Delay {
+    /// Parses perf's `-D` forms: a positive number of ms, -1, or
+    /// increasing non-overlapping `start-end` windows.
+    pub fn parse(text: &str) -> Option<Delay> {
+        if text == "-1" {
+            return Some(Delay::UntilEnabled);
+        }
+        if let Ok(ms) = text.parse::<u64>() {
+            return (ms > 0 && ms <= i32::MAX as u64).then_some(Delay::After(ms));
+        }
+        let mut windows: Vec<(u64, u64)> = Vec::new();
+        for window in text.split(',') {
+            let (start, end) = window.split_once('-')?;
+            let start: u64 = start.trim().parse().ok()?;
+            let end: u64 = end.trim().parse().ok()?;
+            let after_previous = windows.last().is_none_or(|&(_, e)| start > e);
+            if end <= start || !after_previous || end > i32::MAX as u64 {
+                return None;
+            }
+            windows.push((start, end));
+        }
+        Some(Delay::Windows(windows))
+    }
+}
+
 /// perf record's less common options (all off by default).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RecordModes {
@@ -198,9 +245,11 @@ pub struct RecordModes {
     pub tail_synthesize: bool,
     /// `--max-size`: stop after this many bytes of data.
     pub max_size: Option<u64>,
-    /// `-D`: enable the events this many ms after the start (a dummy event
-    /// does the tracking meanwhile).
-    pub delay_ms: Option<u64>,
+    /// `-D`: when the events count (a dummy event does the tracking
+    /// meanwhile).
+    pub delay: Option<Delay>,
+    /// `--control`: commands that enable, disable and stop.
+    pub control: Option<crate::control::ControlSpec>,
     /// `-s`: inherit_stat and TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING.
     pub inherit_stat: bool,
     /// `--user-regs`: sample_regs_user mask (REGS_USER when non-zero).
@@ -600,7 +649,7 @@ fn configure(
     a.set_flag(flags::INHERIT, cfg.inherit && !m.per_thread);
     a.set_flag(flags::SAMPLE_ID_ALL, true);
     a.set_flag(flags::WRITE_BACKWARD, m.overwrite);
-    if launching && !cfg.system_wide && m.delay_ms.is_none() {
+    if launching && !cfg.system_wide && m.delay.is_none() {
         a.set_flag(flags::ENABLE_ON_EXEC, true);
     }
     if tracking {
@@ -1394,6 +1443,11 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     // 1. Targets. The user's processes are listed before the workload
     // starts, as perf builds its thread map first: a workload is only the
     // duration.
+    // Opened first: a wrong --control fails before anything runs.
+    let mut control = match &cfg.modes.control {
+        Some(spec) => Some(Control::open(spec).map_err(RecordError)?),
+        None => None,
+    };
     let user_pids = match cfg.uid {
         Some(uid) => {
             let me = std::process::id() as i32;
@@ -1504,7 +1558,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     let launching = child.is_some() && on_child;
     // A dummy event does the tracking system-wide and while -D delays the
     // real events.
-    let use_dummy = cfg.system_wide || cfg.modes.delay_ms.is_some();
+    let use_dummy = cfg.system_wide || cfg.modes.delay.is_some();
     let sid = {
         let mut types: Vec<u64> = specs
             .iter()
@@ -2037,7 +2091,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
             }
         }
     };
-    if !launching && cfg.modes.delay_ms.is_none() {
+    if !launching && cfg.modes.delay.is_none() {
         enable_all(&fds);
     }
     let mut running: Option<RunningChild> = None;
@@ -2063,6 +2117,13 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
             revents: 0,
         })
         .collect();
+    // The control fd polls last.
+    if let Some(c) = &control {
+        pollfds.push(sys::PollFd {
+            fd: c.poll_fd().unwrap_or(-1),
+            revents: 0,
+        });
+    }
     let mut buf: Vec<u8> = Vec::with_capacity(1 << 20);
     let mut last_flush = Instant::now();
     let mut wakeups = 0u64;
@@ -2155,10 +2216,55 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     };
     // On a write error (disk full, closed pipe) the workload is stopped
     // rather than left running unobserved.
-    let mut enable_at = cfg.modes.delay_ms.map(|ms| {
+    let started = Instant::now();
+    let mut toggles: std::collections::VecDeque<(Instant, Toggle)> = match &cfg.modes.delay {
+        None | Some(Delay::UntilEnabled) => Default::default(),
+        Some(Delay::After(ms)) => {
+            [(started + Duration::from_millis(*ms), Toggle::EnableAll)].into()
+        }
+        Some(Delay::Windows(windows)) => {
+            let at = |ms: u64| started + Duration::from_millis(ms);
+            let mut plan = Vec::new();
+            for (i, &(start, end)) in windows.iter().enumerate() {
+                let on = if i == 0 {
+                    Toggle::EnableAll
+                } else {
+                    Toggle::EnableNonDummy
+                };
+                let off = if i + 1 == windows.len() {
+                    Toggle::DisableAndStop
+                } else {
+                    Toggle::DisableNonDummy
+                };
+                plan.push((at(start), on));
+                plan.push((at(end), off));
+            }
+            plan.into()
+        }
+    };
+    if cfg.modes.delay.is_some() {
         note(cfg.quiet, "Events disabled");
-        Instant::now() + Duration::from_millis(ms)
-    });
+    }
+    // The events' fds, each (group, index) into `fds`; the dummy last.
+    let event_fds = |event: usize| {
+        fd_slots[event]
+            .iter()
+            .flatten()
+            .map(|&(g, k)| fds[g][k].as_fd())
+    };
+    let set_events = |which: &dyn Fn(usize) -> bool, enable: bool| {
+        for event in (0..events.len()).filter(|&e| which(e)) {
+            for fd in event_fds(event) {
+                let _ = if enable {
+                    sys::ioc_enable(fd)
+                } else {
+                    sys::ioc_disable(fd)
+                };
+            }
+        }
+    };
+    let dummy = use_dummy.then(|| events.len() - 1);
+    let mut stop_requested = false;
     let mut last_switch = Instant::now();
     let mut switch_wakeups = 0u64;
     let mut dumps: Vec<PathBuf> = Vec::new();
@@ -2170,12 +2276,102 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
                 wakeups += 1;
                 switch_wakeups += 1;
             }
-            if let Some(t) = enable_at {
-                if Instant::now() >= t {
-                    enable_all(&fds);
-                    note(cfg.quiet, "Events enabled");
-                    enable_at = None;
+            while toggles.front().is_some_and(|&(t, _)| Instant::now() >= t) {
+                let Some((_, toggle)) = toggles.pop_front() else {
+                    break;
+                };
+                let not_dummy = |e: usize| Some(e) != dummy;
+                match toggle {
+                    Toggle::EnableAll => set_events(&|_| true, true),
+                    Toggle::EnableNonDummy => set_events(&not_dummy, true),
+                    Toggle::DisableNonDummy | Toggle::DisableAndStop => {
+                        set_events(&not_dummy, false)
+                    }
                 }
+                let enabled = matches!(toggle, Toggle::EnableAll | Toggle::EnableNonDummy);
+                note(
+                    cfg.quiet,
+                    if enabled {
+                        "Events enabled"
+                    } else {
+                        "Events disabled"
+                    },
+                );
+                if toggle == Toggle::DisableAndStop {
+                    stop_requested = true;
+                }
+            }
+            if let Some(control) = control.as_mut() {
+                let readable = pollfds
+                    .last()
+                    .is_some_and(|p| p.fd >= 0 && p.revents & sys::pollbits::IN != 0);
+                if readable {
+                    for line in control.read_commands() {
+                        let command = ControlCommand::parse(&line);
+                        match &command {
+                            ControlCommand::Enable(name) | ControlCommand::Disable(name) => {
+                                let enable = matches!(command, ControlCommand::Enable(_));
+                                let word = if enable { "enabled" } else { "disabled" };
+                                match name {
+                                    None => {
+                                        set_events(&|_| true, enable);
+                                        note(cfg.quiet, &format!("Events {word}"));
+                                    }
+                                    Some(name) => {
+                                        match events.iter().position(|e| &e.name == name) {
+                                            Some(e) => {
+                                                set_events(&|i| i == e, enable);
+                                                note(cfg.quiet, &format!("Event {name} {word}"));
+                                            }
+                                            None => note(
+                                                cfg.quiet,
+                                                &format!("failed: can't find '{name}' event"),
+                                            ),
+                                        }
+                                    }
+                                }
+                            }
+                            ControlCommand::Evlist(detail) => {
+                                for e in &events {
+                                    let line = match detail.as_deref() {
+                                        Some("-F") if e.attr.has_flag(flags::FREQ) => {
+                                            format!(
+                                                "{}: sample_freq={}",
+                                                e.name, e.attr.sample_period_or_freq
+                                            )
+                                        }
+                                        Some("-F") => {
+                                            format!(
+                                                "{}: sample_period={}",
+                                                e.name, e.attr.sample_period_or_freq
+                                            )
+                                        }
+                                        _ => e.name.clone(),
+                                    };
+                                    note(cfg.quiet, &line);
+                                }
+                            }
+                            ControlCommand::Malformed => note(cfg.quiet, "failed: wrong command"),
+                            ControlCommand::Stop => stop_requested = true,
+                            ControlCommand::Snapshot
+                            | ControlCommand::Ping
+                            | ControlCommand::Unsupported => {}
+                        }
+                        if command.is_acked() {
+                            let _ = control.ack();
+                        }
+                    }
+                }
+                if let Some(p) = pollfds.last_mut() {
+                    p.fd = control.poll_fd().unwrap_or(-1);
+                }
+            }
+            if stop_requested {
+                if let Some(r) = running.as_mut() {
+                    let _ = r.kill(libc::SIGTERM);
+                    exit = Some(r.wait()?);
+                }
+                break;
             }
             // SIGUSR2 switches in every mode, as in perf.
             let switch_now = launch::take_switch_request()
@@ -2269,7 +2465,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
             } else if launch::signal_received().is_some() {
                 break;
             }
-            let all_hup = pollfds.iter().all(|p| p.fd < 0);
+            let all_hup = pollfds[..rings.len()].iter().all(|p| p.fd < 0);
             if all_hup {
                 match running.as_mut() {
                     Some(r) => {
@@ -2279,7 +2475,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
                     None => break,
                 }
             }
-            let timeout = enable_at.map_or(100, |t| {
+            let timeout = toggles.front().map_or(100, |&(t, _)| {
                 t.saturating_duration_since(Instant::now())
                     .as_millis()
                     .min(100) as i32
@@ -2479,6 +2675,19 @@ mod tests {
         assert!(t.kernel_hit);
         let hit: Vec<&str> = t.hit.iter().map(|&i| t.files[i].as_str()).collect();
         assert_eq!(hit, ["/bin/a", "/lib/b.so"]);
+    }
+
+    #[test]
+    fn delays_parse_like_perf() {
+        assert_eq!(Delay::parse("250"), Some(Delay::After(250)));
+        assert_eq!(Delay::parse("-1"), Some(Delay::UntilEnabled));
+        assert_eq!(
+            Delay::parse("10-20,30-40"),
+            Some(Delay::Windows(vec![(10, 20), (30, 40)]))
+        );
+        for refused in ["0", "-2", "20-10", "5-10,8-20", "10-20,30", "abc", ""] {
+            assert_eq!(Delay::parse(refused), None, "{refused}");
+        }
     }
 
     #[test]

@@ -24,6 +24,7 @@
 pub mod buildid;
 pub mod capture;
 pub mod compress;
+pub mod control;
 pub mod events;
 pub mod features;
 pub mod launch;

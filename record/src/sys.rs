@@ -634,6 +634,44 @@ pub fn vdso_image() -> Option<Vec<u8>> {
     Some(bytes.to_vec())
 }
 
+/// Whether `fd` is an open descriptor of this process.
+pub fn fd_is_open(fd: RawFd) -> bool {
+    // SAFETY: F_GETFD only reads the descriptor table; any integer is a
+    // valid argument (EBADF for a closed one).
+    unsafe { libc::fcntl(fd, libc::F_GETFD) >= 0 }
+}
+
+/// Sets `O_NONBLOCK` on an open `fd`.
+pub fn set_nonblocking(fd: RawFd) -> io::Result<()> {
+    // SAFETY: F_GETFL/F_SETFL on an integer fd touch no memory of ours.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    cvt(flags as libc::c_long)?;
+    // SAFETY: as above.
+    let ret = unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) };
+    cvt(ret as libc::c_long).map(|_| ())
+}
+
+/// `read(fd, buf)`.
+pub fn read_fd(fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
+    // SAFETY: `buf` is writable for `buf.len()` bytes during the call.
+    let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+    cvt(n as libc::c_long).map(|n| n as usize)
+}
+
+/// Writes all of `bytes` to `fd`.
+pub fn write_fd(fd: BorrowedFd<'_>, mut bytes: &[u8]) -> io::Result<()> {
+    while !bytes.is_empty() {
+        // SAFETY: `bytes` is readable for `bytes.len()` bytes during the call.
+        let n = unsafe { libc::write(fd.as_raw_fd(), bytes.as_ptr().cast(), bytes.len()) };
+        match cvt(n as libc::c_long) {
+            Ok(n) => bytes = &bytes[n as usize..],
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
 /// One entry for [`poll`]: a raw fd (negative = ignored) and the returned
 /// events.
 #[derive(Clone, Copy, Debug)]

@@ -473,7 +473,23 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
             .as_deref()
             .map(|s| parse_size("--mmap-flush", s))
             .transpose()?,
-        delay_ms: args.delay.filter(|&d| d > 0),
+        delay: args
+            .delay
+            .as_deref()
+            .map(|d| {
+                prec_record::capture::Delay::parse(d).ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "invalid -D '{d}': expected milliseconds, -1 (start disabled) or increasing windows like 10-20,30-40"
+                    )
+                })
+            })
+            .transpose()?,
+        control: args
+            .control
+            .as_deref()
+            .map(prec_record::control::ControlSpec::parse)
+            .transpose()
+            .map_err(|e| anyhow::anyhow!(e))?,
         inherit_stat: args.stat,
         user_regs: match &args.user_regs {
             Some(s) => parse_regs(s, "--user-regs", false)?,
