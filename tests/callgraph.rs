@@ -162,6 +162,59 @@ fn fresh_perf_recording_matches_perf() {
     assert_no_failures(&failures);
 }
 
+/// Processes of one program with an inlined helper (`--call-graph dwarf`,
+/// so the leaf's inline frame is in every chain): perf merges a hit of
+/// another process into the inline frame's entry by taking the new map and
+/// looking its symbol up again, which names the entry after the real
+/// function (`work` at nearly 200%) and sends the later inline frames to
+/// a new entry. prec replays that. Compared to half a percent: perf
+/// compares map pointers, and a freed map's address can come back as
+/// another process's map, which moves a sample or two; prec cannot know
+/// when.
+#[test]
+fn inline_entries_of_forked_processes_match_perf() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let data = perf_record_program(
+        dir.join("forkinline.data"),
+        &["--call-graph", "dwarf"],
+        &fixture_bin("forkinline"),
+        &[],
+    );
+    // The program's own entries: (children %, name), in output order.
+    let rows = |text: &str| -> Vec<(f64, String)> {
+        text.lines()
+            .filter(|l| l.contains("[.] ") && !l.contains("libc.so"))
+            .filter_map(|l| {
+                let children = l.split_whitespace().next()?.trim_end_matches('%');
+                let (_, name) = l.split_once("[.] ")?;
+                Some((children.parse().ok()?, name.trim().to_string()))
+            })
+            .collect()
+    };
+    for args in [&["-g", "none"][..], &["-g", "none", "--sort", "comm,sym"]] {
+        let theirs = rows(&report(perf(), &data, args));
+        let ours = rows(&report(prec(), &data, args));
+        let work = theirs.iter().find(|(_, n)| n == "work");
+        assert!(
+            work.is_some_and(|&(p, _)| p > 150.0),
+            "perf no longer looks the inline frame's symbol up again: {theirs:?}"
+        );
+        for (name, _) in [("work", 0), ("mix (inlined)", 1), ("main", 2)] {
+            let share = |rows: &[(f64, String)]| -> f64 {
+                rows.iter().filter(|(_, n)| n == name).map(|(p, _)| p).sum()
+            };
+            let (t, o) = (share(&theirs), share(&ours));
+            assert!(
+                (t - o).abs() <= 0.5,
+                "{args:?} {name}: perf {t}%, prec {o}%\nperf: {theirs:?}\nprec: {ours:?}"
+            );
+        }
+    }
+}
+
 /// The caller-order folded stacks of the program's own entries, without
 /// percentages, from `main` on: `main;a;b;leaf`, ...
 fn user_stacks(file: &Path, args: &[&str]) -> BTreeSet<String> {

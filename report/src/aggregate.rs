@@ -870,6 +870,9 @@ pub struct Sym {
     /// A data object (perf's STT_OBJECT symbol): a data address shows as
     /// `name+0xoffset`.
     pub object: bool,
+    /// An inline frame's real function: what perf's `map__find_symbol`
+    /// finds at its start.
+    pub base: Option<SymId>,
 }
 
 /// Symbol identity within a report.
@@ -1767,6 +1770,7 @@ impl Resolver {
                 end,
                 inlined: false,
                 object,
+                base: None,
             });
             self.by_start.insert(k, id);
             id
@@ -2288,11 +2292,8 @@ fn build_naming(
     let tree_keys = perf_tree_keys(&options.sort, false) && !cg_on && !options.branch_mode;
     // The same with call graphs, where each entry's graph splits with it;
     // not when a collapse step would merge the pieces again (comm).
-    let tree_graphs = perf_tree_keys(&options.sort, true)
-        && cg_on
-        && !options.branch_mode
-        && !options.need_collapse
-        && !options.hierarchy;
+    let tree_graphs =
+        perf_tree_keys(&options.sort, true) && cg_on && !options.branch_mode && !options.hierarchy;
     let mut graph_log: Vec<GraphLog> = Vec::new();
     // Branch entries are per branch-stack entry: not replayed.
     // A tracepoint's trace output depends on its raw data, which the raw
@@ -5357,11 +5358,36 @@ fn sort_entries(data: &mut ReportData, hi: usize) -> Vec<usize> {
     // collapsed tree (se_collapse, the same comparators here) from its
     // in-order walk; both are rbtree insertions.
     let tree_keys = !hits.is_empty() && d.groups.is_none();
-    let tree_graphs = !graph_effects.is_empty() && d.groups.is_none();
+    let mut tree_graphs = !graph_effects.is_empty() && d.groups.is_none();
+    // With a key that needs collapsing (comm), perf's collapse merges most
+    // pieces of its input tree again; the replay pays (3x on deep chains)
+    // only where perf keeps pieces apart for sure: an inline frame's entry
+    // hit from two map spaces has its symbol looked up again (RefindSym).
+    if tree_graphs && d.options.need_collapse {
+        tree_graphs = refinds_a_symbol(
+            &entries,
+            graph_hits.clone(),
+            |thread, level| map_space(d, thread, level),
+            |s| {
+                d.syms
+                    .get(s.0 as usize)
+                    .is_some_and(|sym| sym.base.is_some())
+            },
+        );
+    }
     let mut entries = if tree_keys {
         split_like_perf(entries, &hits, &collapse)
     } else if let (true, Some(cg)) = (tree_graphs, &d.callgraph) {
-        split_graphs_like_perf(entries, graph_hits, &collapse, cg, &d.strings)
+        let space = |thread: ThreadId, level: u8| map_space(d, thread, level);
+        let refind = RefindSym {
+            enabled: keys.contains(&SortKey::Sym),
+            space: &space,
+            base: &|s: SymId| d.syms.get(s.0 as usize).and_then(|sym| sym.base),
+        };
+        let collapses = d.options.need_collapse;
+        split_graphs_like_perf(
+            entries, graph_hits, &collapse, cg, &d.strings, &refind, collapses,
+        )
     } else {
         entries
     };
@@ -5375,13 +5401,16 @@ fn sort_entries(data: &mut ReportData, hi: usize) -> Vec<usize> {
         });
         permute(entries, &order)
     };
-    entries = in_tree_order(entries);
+    // (The call-graph split returns its tree's order.)
+    if !(tree_graphs && d.callgraph.is_some()) || tree_keys {
+        entries = in_tree_order(entries);
+    }
     if d.options.hierarchy {
         // perf's hierarchy collapses entries_in level by level
         // (build_hierarchy).
     } else if !split {
         entries = in_tree_order(entries);
-    } else if d.options.need_collapse {
+    } else if d.options.need_collapse && !(tree_graphs && d.callgraph.is_some()) {
         entries = collapse_like_perf(entries, &collapse);
     }
     let cgp = d.callgraph.as_ref().map(|c| &c.params);
@@ -5586,12 +5615,64 @@ fn split_like_perf(
 /// (`hits`: the merged entry, the call-tree node its chain reached there,
 /// and the period) walks perf's tree; the entry it lands in gets the
 /// period and the same chain appended to its own call tree.
+/// The map a hit of `thread` at `level` resolved in, as far as it
+/// matters here: the kernel's, or its process's (a forked process copies
+/// its parent's maps into new ones). A process's two maps of one DSO (an
+/// exec loading it elsewhere) count as one.
+fn map_space(d: &ReportData, thread: ThreadId, level: u8) -> u64 {
+    if level == b'k' {
+        u64::MAX
+    } else {
+        u64::from(d.machine.thread(thread).maps.0)
+    }
+}
+
+/// Whether some entry whose symbol is an inline frame's gets hits from two
+/// map spaces (see [`RefindSym`]).
+fn refinds_a_symbol(
+    entries: &[Entry],
+    hits: impl Iterator<Item = (Effect, u64, ThreadId)>,
+    space: impl Fn(ThreadId, u8) -> u64,
+    inline: impl Fn(SymId) -> bool,
+) -> bool {
+    let mut first_space: HashMap<u32, u64> = HashMap::default();
+    for (eff, _, thread) in hits {
+        let Some(e) = entries.get(eff.entry as usize) else {
+            continue;
+        };
+        if !e.sym.is_some_and(&inline) {
+            continue;
+        }
+        let at = space(thread, eff.level);
+        if *first_space.entry(eff.entry).or_insert(at) != at {
+            return true;
+        }
+    }
+    false
+}
+
+/// perf's `hists__findnew_entry` when it meets an equal entry of another
+/// map (another process's copy of the DSO's map, or the kernel's): it
+/// takes the new map and looks the entry's symbol up again at the
+/// symbol's start. An inline frame's symbol becomes its real function
+/// there, which no longer compares equal to the inline frames after it.
+struct RefindSym<'a> {
+    /// `sym` is a sort key (perf's `hists__has(hists, sym)`).
+    enabled: bool,
+    /// The map space of a hit of `thread` at `level`.
+    space: &'a dyn Fn(ThreadId, u8) -> u64,
+    /// The real function of an inline frame's symbol.
+    base: &'a dyn Fn(SymId) -> Option<SymId>,
+}
+
 fn split_graphs_like_perf(
     merged: Vec<Entry>,
     hits: impl Iterator<Item = (Effect, u64, ThreadId)> + Clone,
     cmp: &dyn Fn(&Entry, &Entry) -> Ordering,
     cg: &CallgraphData,
     strings: &Strings,
+    refind: &RefindSym<'_>,
+    collapse: bool,
 ) -> Vec<Entry> {
     // Which entry of perf's each insertion lands in. A walk depends only
     // on the tree, which changes when an entry is added: until then, an
@@ -5607,6 +5688,12 @@ fn split_graphs_like_perf(
     // perf's he_cache: the entries this sample was added to so far.
     let mut this_sample: Vec<u32> = Vec::new();
     let mut skipped = vec![false; merged.len()];
+    // Each piece's map space, and its keys once its symbol was looked up
+    // again (see RefindSym); a change of keys changes the walks, as a new
+    // piece does.
+    let mut spaces: Vec<u64> = Vec::new();
+    let mut refound: Vec<Option<Entry>> = Vec::new();
+    let mut changes = 0u32;
     for (eff, _, thread) in hits.clone() {
         let Some(template) = merged.get(eff.entry as usize) else {
             landed.push(u32::MAX);
@@ -5645,42 +5732,90 @@ fn split_graphs_like_perf(
         };
         if eff.own {
             this_sample.clear();
-        } else if this_sample
-            .iter()
-            .any(|&p| cmp(&merged[pieces[p as usize] as usize], probe) == Ordering::Equal)
-        {
+        } else if this_sample.iter().any(|&p| {
+            cmp(piece_key(&merged, &pieces, &refound, p as usize), probe) == Ordering::Equal
+        }) {
             // A chain entry equal to one the sample already has: perf
             // skips it.
             landed.push(u32::MAX);
             skipped[eff.entry as usize] = true;
             continue;
         }
-        let version = pieces.len() as u32;
+        let version = pieces.len() as u32 + changes;
+        let space = (refind.space)(thread, eff.level);
         let (piece, seen) = last[eff.entry as usize];
-        if seen == version {
-            landed.push(piece);
-            this_sample.push(piece);
-            continue;
-        }
-        let entry_of = |n: usize| pieces.get(n).and_then(|&m| merged.get(m as usize));
-        let piece = match find_equal(&tree, entry_of, template, cmp) {
-            Some(p) => p as u32,
-            None => {
-                tree.insert_by(0, |p, _| {
-                    cmp(template, &merged[pieces[p] as usize]) == Ordering::Less
-                });
-                pieces.push(eff.entry);
-                creators.push((thread, eff.level));
-                pieces.len() as u32 - 1
+        let piece = if seen == version {
+            piece
+        } else {
+            let entry_of =
+                |n: usize| (n < pieces.len()).then(|| piece_key(&merged, &pieces, &refound, n));
+            match find_equal(&tree, entry_of, template, cmp) {
+                Some(p) => p as u32,
+                None => {
+                    tree.insert_by(0, |p, _| {
+                        cmp(template, piece_key(&merged, &pieces, &refound, p)) == Ordering::Less
+                    });
+                    pieces.push(eff.entry);
+                    creators.push((thread, eff.level));
+                    spaces.push(space);
+                    refound.push(None);
+                    pieces.len() as u32 - 1
+                }
             }
         };
-        last[eff.entry as usize] = (piece, pieces.len() as u32);
+        let p = piece as usize;
+        if refind.enabled && spaces[p] != space {
+            spaces[p] = space;
+            let now = piece_key(&merged, &pieces, &refound, p);
+            if let Some(base) = now.sym.and_then(|s| (refind.base)(s)) {
+                let mut key = now.copy_keys();
+                key.sym = Some(base);
+                refound[p] = Some(key);
+                changes += 1;
+            }
+        }
+        last[eff.entry as usize] = (piece, pieces.len() as u32 + changes);
         landed.push(piece);
         this_sample.push(piece);
     }
     // An entry that is one of perf's, with the same hits, stays as it is;
     // the others are made again from their hits: entries perf split, the
     // ones it merged with others, and those that lost hits to the he_cache.
+    // perf's hists__collapse_resort, when a key needs it: each piece, in
+    // entries_in's order, merges into the equal one its walk meets (the
+    // merged-into piece's chains first, then the other's, as
+    // callchain_merge adds them). `rank`: a piece's place in its group.
+    let mut group: Vec<u32> = (0..pieces.len() as u32).collect();
+    let mut rank: Vec<u32> = vec![0; pieces.len()];
+    let order: Vec<usize> = if collapse {
+        let mut collapsed = crate::rbtree::RbTree::default();
+        let mut reps: Vec<usize> = Vec::new();
+        let mut members: Vec<u32> = vec![1; pieces.len()];
+        for p in tree.in_order() {
+            let key = piece_key(&merged, &pieces, &refound, p);
+            let rep_key = |n: usize| {
+                reps.get(n)
+                    .map(|&r| piece_key(&merged, &pieces, &refound, r))
+            };
+            match find_equal(&collapsed, rep_key, key, cmp) {
+                Some(n) => {
+                    let r = reps[n];
+                    group[p] = r as u32;
+                    rank[p] = members[r];
+                    members[r] += 1;
+                }
+                None => {
+                    collapsed.insert_by(0, |x, _| {
+                        cmp(key, piece_key(&merged, &pieces, &refound, reps[x])) == Ordering::Less
+                    });
+                    reps.push(p);
+                }
+            }
+        }
+        collapsed.in_order().into_iter().map(|n| reps[n]).collect()
+    } else {
+        tree.in_order()
+    };
     let mut whole = vec![0u32; merged.len()];
     for &m in &pieces {
         whole[m as usize] += 1;
@@ -5690,6 +5825,17 @@ fn split_graphs_like_perf(
         .zip(&skipped)
         .map(|(&n, &skipped)| n == 1 && !skipped)
         .collect();
+    for (&m, key) in pieces.iter().zip(&refound) {
+        if key.is_some() {
+            whole[m as usize] = false;
+        }
+    }
+    for (p, &r) in group.iter().enumerate() {
+        if r as usize != p {
+            whole[pieces[p] as usize] = false;
+            whole[pieces[r as usize] as usize] = false;
+        }
+    }
     for ((eff, _, _), &piece) in hits.clone().zip(&landed) {
         if let Some(&creator) = pieces.get(piece as usize) {
             if creator != eff.entry {
@@ -5702,7 +5848,8 @@ fn split_graphs_like_perf(
     let mut out: Vec<Entry> = pieces
         .iter()
         .zip(&creators)
-        .map(|(&m, &(creator, level))| {
+        .zip(&refound)
+        .map(|((&m, &(creator, level)), key)| {
             let whole = whole[m as usize];
             match merged.get_mut(m as usize) {
                 Some(slot) if whole => slot.take(),
@@ -5710,6 +5857,9 @@ fn split_graphs_like_perf(
                     let mut piece = template.copy_keys();
                     piece.thread = creator;
                     piece.level = level;
+                    if let Some(key) = key {
+                        piece.sym = key.sym;
+                    }
                     piece.cg = template.cg.as_ref().map(|_| Box::default());
                     Some(piece)
                 }
@@ -5718,13 +5868,21 @@ fn split_graphs_like_perf(
             .unwrap_or_else(|| Entry::blank(ThreadId(0), CommId(0)))
         })
         .collect();
+    // The hits of the rebuilt pieces, each group's by rank, then in
+    // sample order.
+    let mut rebuilt: Vec<(u32, u32, Effect, u64)> = Vec::new();
     for ((eff, period, _), &piece) in hits.zip(&landed) {
         match pieces.get(piece as usize) {
             Some(&creator) if !whole[creator as usize] => {}
             _ => continue,
         }
+        let p = piece as usize;
+        rebuilt.push((rank[p], group[p], eff, period));
+    }
+    rebuilt.sort_by_key(|&(rank, ..)| rank);
+    for (rank, target, eff, period) in rebuilt {
         let (Some(Some(template)), Some(to)) =
-            (merged.get(eff.entry as usize), out.get_mut(piece as usize))
+            (merged.get(eff.entry as usize), out.get_mut(target as usize))
         else {
             continue;
         };
@@ -5742,8 +5900,13 @@ fn split_graphs_like_perf(
         }
         if eff.node != NO_NODE {
             let chain = from.tree.chain_to(eff.node);
+            // callchain_merge leaves the merged-into root's max_depth.
+            let depth = to.tree.max_depth;
             to.tree
                 .append(&chain, period, cg.params.key, &cg.frames, strings);
+            if rank > 0 {
+                to.tree.max_depth = depth;
+            }
         }
     }
     for (e, &m) in out.iter_mut().zip(&pieces) {
@@ -5754,7 +5917,27 @@ fn split_graphs_like_perf(
             c.tree.finish(cg.params.key, &cg.frames, strings);
         }
     }
-    out
+    // In the tree's order: where a symbol was looked up again, inserting
+    // the pieces anew would not rebuild it. Merged pieces drop out.
+    let mut out: Vec<Option<Entry>> = out.into_iter().map(Some).collect();
+    order
+        .iter()
+        .filter_map(|&p| out.get_mut(p).and_then(Option::take))
+        .collect()
+}
+
+/// The keys piece `p` compares with: its first entry's, or those its
+/// symbol was looked up again to.
+fn piece_key<'e>(
+    merged: &'e [Entry],
+    pieces: &[u32],
+    refound: &'e [Option<Entry>],
+    p: usize,
+) -> &'e Entry {
+    match refound.get(p) {
+        Some(Some(e)) => e,
+        _ => &merged[pieces[p] as usize],
+    }
 }
 
 /// perf's rbtree walk for `new`: the node whose entry (`entry_of(node)`)

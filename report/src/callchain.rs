@@ -513,6 +513,7 @@ impl Callchains {
                                     end: b.end,
                                     inlined: true,
                                     object: false,
+                                    base: Some(base),
                                 })
                             });
                             (id, true)
