@@ -2294,6 +2294,10 @@ fn build_naming(
     // not when a collapse step would merge the pieces again (comm).
     let tree_graphs =
         perf_tree_keys(&options.sort, true) && cg_on && !options.branch_mode && !options.hierarchy;
+    // Unresolved entries of different DSOs stay apart for the replay; with
+    // a collapsing key, which replays only when a symbol is looked up
+    // again (see sort_entries), they merge by address as before.
+    let unresolved_by_dso = tree_graphs && !options.need_collapse;
     let mut graph_log: Vec<GraphLog> = Vec::new();
     // Branch entries are per branch-stack entry: not replayed.
     // A tracepoint's trace output depends on its raw data, which the raw
@@ -2991,7 +2995,7 @@ fn build_naming(
                                     if sym.is_some()
                                         || *k == SortKey::SymOff
                                         || tree_keys
-                                        || tree_graphs
+                                        || unresolved_by_dso
                                     {
                                         key.dso = dso_name.map_or(0, |d| d + 1);
                                     }
@@ -3204,7 +3208,7 @@ fn build_naming(
                                         children: cgp.children,
                                         key: cgp.key,
                                         need_src,
-                                        tree_graphs,
+                                        tree_graphs: unresolved_by_dso,
                                     },
                                     &OwnSeed {
                                         ai,
