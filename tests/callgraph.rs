@@ -215,6 +215,39 @@ fn inline_entries_of_forked_processes_match_perf() {
     }
 }
 
+/// Samples in code run from a data object: perf's entry names the
+/// STT_OBJECT symbol with `+0x` the entry's address less the symbol's
+/// start mapped back into the process (for the sample's own entry a
+/// map-relative address, so the offset wraps), and its call-graph frames
+/// just the name.
+#[test]
+fn data_object_entries_match_perf() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let data = perf_record_program(
+        dir.join("datacode.data"),
+        &["-g"],
+        &fixture_bin("datacode"),
+        &[],
+    );
+    let flat = report(perf(), &data, &["-g", "none"]);
+    assert!(flat.contains("[.] spin_code+0x"), "{flat}");
+    let mut failures = Vec::new();
+    for args in [
+        &[][..],
+        &["--no-children"],
+        &["--sort", "sym"],
+        &["-g", "caller"],
+    ] {
+        if let Err(e) = compare(&data, args) {
+            failures.push(e);
+        }
+    }
+    assert_no_failures(&failures);
+}
+
 /// The caller-order folded stacks of the program's own entries, without
 /// percentages, from `main` on: `main;a;b;leaf`, ...
 fn user_stacks(file: &Path, args: &[&str]) -> BTreeSet<String> {

@@ -548,13 +548,18 @@ fn key_value(data: &ReportData, e: &Entry, k: SortKey, width: usize) -> String {
             };
             let prefix = format!("{verbose}[{lvl}] ");
             match (e.sym, e.map) {
-                (Some(s), Some(_)) => {
+                (Some(s), Some(map)) => {
                     let sym = &data.syms[s.0 as usize];
                     let name = data.strings.get(sym.name);
                     let room = width.saturating_sub(prefix.len());
                     let name: String = name.chars().take(room.max(name.len())).collect();
                     if k == SortKey::SymOff {
                         format!("{prefix}{name}+0x{:x}", e.addr.wrapping_sub(sym.start))
+                    } else if sym.object {
+                        // perf's STT_OBJECT case: the offset from the
+                        // symbol's start, mapped back into the process.
+                        let offset = e.addr.wrapping_sub(map.unmap_ip(sym.start));
+                        format!("{prefix}{name}+0x{offset:x}")
                     } else if sym.inlined {
                         format!("{prefix}{name} (inlined)")
                     } else {
