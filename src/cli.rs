@@ -527,6 +527,10 @@ pub struct RecordArgs {
     pub timestamp_filename: bool,
     /// Start a new output file on SIGUSR2 (`signal`, the default), once a
     /// size is written (e.g. 100M) or every so long (e.g. 30s); each file
+    /// Switch the output file (as SIGUSR2 does) whenever this event occurs
+    /// on any CPU, e.g. a tracepoint; implies --switch-output=signal.
+    #[arg(long = "switch-output-event")]
+    pub switch_output_event: Vec<String>,
     /// is renamed NAME.TIMESTAMP.
     #[arg(long = "switch-output", num_args = 0..=1, require_equals = true,
           default_missing_value = "signal", value_name = "signal|SIZE|TIME")]

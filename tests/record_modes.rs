@@ -1873,3 +1873,70 @@ fn control_and_delay_like_perf() {
         assert_eq!(outcomes[0], outcomes[1], "-D {delay}");
     }
 }
+
+/// `--switch-output-event EV`: perf's side-band event on every CPU; each
+/// occurrence switches the file as SIGUSR2 does, and the last file gets
+/// its timestamp too (the signal mode it implies).
+#[test]
+fn switch_output_event_like_perf() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let script = "/bin/true; sleep 0.3; /bin/true; sleep 0.3; /bin/true";
+    let mut counts = Vec::new();
+    for (tool, mut cmd) in [("perf", perf()), ("prec", prec())] {
+        let base = dir.join(format!("{tool}-soe.data"));
+        let o = run(cmd
+            .args([
+                "record",
+                "--switch-output-event",
+                "sched:sched_process_exec",
+                "-o",
+            ])
+            .arg(&base)
+            .args(["--", "sh", "-c", script]));
+        let text = stderr(&o);
+        assert!(text.contains(" record: Dump "), "{tool}: {text}");
+        assert!(
+            !base.exists(),
+            "{tool} left {} without a timestamp",
+            base.display()
+        );
+        let prefix = format!("{tool}-soe.data.");
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&*dir)
+            .expect("read dir")
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with(&prefix))
+            })
+            .collect();
+        files.sort();
+        if tool == "prec" {
+            for f in &files {
+                assert_perf_reads_clean(f, "--switch-output-event");
+            }
+            let theirs = std::fs::read_dir(&*dir)
+                .expect("read dir")
+                .flatten()
+                .map(|e| e.path())
+                .find(|p| {
+                    p.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with("perf-soe.data."))
+                })
+                .expect("a perf file");
+            assert_eq_text(&evlist(&theirs), &evlist(&files[0]));
+        }
+        counts.push(files.len());
+    }
+    // Four execs (sh and three /bin/true) spaced out: a file after each,
+    // and the last; perf merges switches whose signals meet.
+    assert!(
+        counts[0] >= 3 && counts[1] >= 3,
+        "files: perf {}, prec {}",
+        counts[0],
+        counts[1]
+    );
+}

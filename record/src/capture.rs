@@ -250,6 +250,9 @@ pub struct RecordModes {
     pub delay: Option<Delay>,
     /// `--control`: commands that enable, disable and stop.
     pub control: Option<crate::control::ControlSpec>,
+    /// `--switch-output-event`: events whose every occurrence, on any
+    /// CPU, switches the output file (as SIGUSR2 does).
+    pub switch_output_events: Vec<EventSpec>,
     /// `-s`: inherit_stat and TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING.
     pub inherit_stat: bool,
     /// `--user-regs`: sample_regs_user mask (REGS_USER when non-zero).
@@ -2082,6 +2085,28 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
         sink.write(&pro)
     };
 
+    // perf's side-band evlist of --switch-output-event: counted on every
+    // CPU, a record in any of their rings asks for a switch. perf parses
+    // them without a period: only tracepoints (period 1) ever sample.
+    let mut switch_rings: Vec<(RingBuffer, OwnedFd)> = Vec::new();
+    for spec in &cfg.modes.switch_output_events {
+        for &cpu in &online {
+            let mut attr = PerfEventAttr::new(spec.type_, spec.config);
+            attr.sample_period_or_freq = u64::from(spec.type_ == perf_type::TRACEPOINT);
+            attr.sample_type = sample::IP | sample::TID | sample::TIME;
+            attr.set_flag(flags::SAMPLE_ID_ALL | flags::WATERMARK, true);
+            attr.wakeup_events = 1;
+            let fd = sys::perf_event_open(&mut attr, -1, cpu as i32, None, 0).map_err(|e| {
+                RecordError(format!(
+                    "cannot open --switch-output-event {} on CPU {cpu}: {e} (it counts system-wide)",
+                    spec.name
+                ))
+            })?;
+            let ring = RingBuffer::new(fd.as_fd(), 1)
+                .map_err(|e| RecordError(format!("cannot map the ring of {}: {e}", spec.name)))?;
+            switch_rings.push((ring, fd));
+        }
+    }
     // Enable and start.
     launch::install_signal_forwarding()?;
     let enable_all = |fds: &Vec<Vec<OwnedFd>>| {
@@ -2117,10 +2142,18 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
             revents: 0,
         })
         .collect();
-    // The control fd polls last.
+    // Then the control fd, then the --switch-output-event rings (their
+    // records wake the loop at once, as perf's signal does).
+    let control_slot = rings.len();
     if let Some(c) = &control {
         pollfds.push(sys::PollFd {
             fd: c.poll_fd().unwrap_or(-1),
+            revents: 0,
+        });
+    }
+    for (_, fd) in &switch_rings {
+        pollfds.push(sys::PollFd {
+            fd: fd.as_raw_fd(),
             revents: 0,
         });
     }
@@ -2303,7 +2336,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
             }
             if let Some(control) = control.as_mut() {
                 let readable = pollfds
-                    .last()
+                    .get(control_slot)
                     .is_some_and(|p| p.fd >= 0 && p.revents & sys::pollbits::IN != 0);
                 if readable {
                     for line in control.read_commands() {
@@ -2362,7 +2395,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
                         }
                     }
                 }
-                if let Some(p) = pollfds.last_mut() {
+                if let Some(p) = pollfds.get_mut(control_slot) {
                     p.fd = control.poll_fd().unwrap_or(-1);
                 }
             }
@@ -2374,7 +2407,16 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
                 break;
             }
             // SIGUSR2 switches in every mode, as in perf.
+            let mut event_switch = false;
+            for (ring, _) in switch_rings.iter_mut() {
+                if ring.available() > 0 {
+                    let mut seen = Vec::new();
+                    ring.read_available(&mut seen);
+                    event_switch = true;
+                }
+            }
             let switch_now = launch::take_switch_request()
+                || event_switch
                 || match cfg.modes.switch_output {
                     Some(SwitchOutput::Size(size)) => sink.data_bytes() >= size,
                     Some(SwitchOutput::Time(every)) => last_switch.elapsed() >= every,

@@ -450,12 +450,21 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         timestamp_boundary: args.timestamp_boundary,
         no_buffering: args.no_buffering,
         // perf ignores these in parallel streaming mode, with a warning.
-        switch_output: args
-            .switch_output
-            .as_deref()
-            .filter(|_| args.threads.is_none())
-            .map(parse_switch_output)
-            .transpose()?,
+        // perf's --switch-output-event implies the signal mode.
+        switch_output: match args.switch_output.as_deref() {
+            Some(s) => Some(parse_switch_output(s)?),
+            None if !args.switch_output_event.is_empty() => Some(prec_record::capture::SwitchOutput::Signal),
+            None => None,
+        }
+        .filter(|_| args.threads.is_none()),
+        switch_output_events: args
+            .switch_output_event
+            .iter()
+            .map(|e| events::parse_event_list(e).map_err(|e| anyhow::anyhow!("{e}")))
+            .collect::<Result<Vec<_>>>()?
+            .into_iter()
+            .flatten()
+            .collect(),
         threads: args.threads.clone(),
         switch_max_files: args.switch_max_files.unwrap_or(0),
         // perf: --overwrite makes the tasks up at the end.
@@ -716,7 +725,9 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
     let out = capture::record(&cfg)?;
     // --timestamp-filename: the finished file gets the time as a suffix
     // (a pipe only the message).
-    let dumped = if (args.timestamp_filename || args.switch_output.is_some())
+    let dumped = if (args.timestamp_filename
+        || args.switch_output.is_some()
+        || !args.switch_output_event.is_empty())
         && cfg.modes.threads.is_none()
     {
         match &output {
