@@ -527,6 +527,10 @@ pub struct RecordArgs {
     pub timestamp_filename: bool,
     /// Start a new output file on SIGUSR2 (`signal`, the default), once a
     /// size is written (e.g. 100M) or every so long (e.g. 30s); each file
+    /// perf's number of threads that read /proc at the start; prec reads
+    /// it in one pass, which takes milliseconds, and accepts the option.
+    #[arg(long = "num-thread-synthesize")]
+    pub num_thread_synthesize: Option<u32>,
     /// Switch the output file (as SIGUSR2 does) whenever this event occurs
     /// on any CPU, e.g. a tracepoint; implies --switch-output=signal.
     #[arg(long = "switch-output-event")]
