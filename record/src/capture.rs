@@ -2109,15 +2109,26 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     }
     // Enable and start.
     launch::install_signal_forwarding()?;
-    let enable_all = |fds: &Vec<Vec<OwnedFd>>| {
-        for cpu_fds in fds {
-            for fd in cpu_fds {
-                let _ = sys::ioc_enable(fd.as_fd());
+    // The events' fds, each (group, index) into `fds`; the dummy last.
+    let event_fds = |event: usize| {
+        fd_slots[event]
+            .iter()
+            .flatten()
+            .map(|&(g, k)| fds[g][k].as_fd())
+    };
+    let set_events = |which: &dyn Fn(usize) -> bool, enable: bool| {
+        for event in (0..events.len()).filter(|&e| which(e)) {
+            for fd in event_fds(event) {
+                let _ = if enable {
+                    sys::ioc_enable(fd)
+                } else {
+                    sys::ioc_disable(fd)
+                };
             }
         }
     };
     if !launching && cfg.modes.delay.is_none() {
-        enable_all(&fds);
+        set_events(&|_| true, true);
     }
     let mut running: Option<RunningChild> = None;
     if let Some(c) = child.take() {
@@ -2278,24 +2289,6 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     if cfg.modes.delay.is_some() {
         note(cfg.quiet, "Events disabled");
     }
-    // The events' fds, each (group, index) into `fds`; the dummy last.
-    let event_fds = |event: usize| {
-        fd_slots[event]
-            .iter()
-            .flatten()
-            .map(|&(g, k)| fds[g][k].as_fd())
-    };
-    let set_events = |which: &dyn Fn(usize) -> bool, enable: bool| {
-        for event in (0..events.len()).filter(|&e| which(e)) {
-            for fd in event_fds(event) {
-                let _ = if enable {
-                    sys::ioc_enable(fd)
-                } else {
-                    sys::ioc_disable(fd)
-                };
-            }
-        }
-    };
     let dummy = use_dummy.then(|| events.len() - 1);
     let mut stop_requested = false;
     let mut last_switch = Instant::now();

@@ -5782,9 +5782,6 @@ fn split_graphs_like_perf(
         landed.push(piece);
         this_sample.push(piece);
     }
-    // An entry that is one of perf's, with the same hits, stays as it is;
-    // the others are made again from their hits: entries perf split, the
-    // ones it merged with others, and those that lost hits to the he_cache.
     // perf's hists__collapse_resort, when a key needs it: each piece, in
     // entries_in's order, merges into the equal one its walk meets (the
     // merged-into piece's chains first, then the other's, as
@@ -5820,6 +5817,10 @@ fn split_graphs_like_perf(
     } else {
         tree.in_order()
     };
+    // An entry that is one of perf's, with the same hits, stays as it is;
+    // the others are made again from their hits: entries perf split, the
+    // ones it merged with others, those that lost hits to the he_cache, and
+    // those whose symbol was looked up again or that collapsed together.
     let mut whole = vec![0u32; merged.len()];
     for &m in &pieces {
         whole[m as usize] += 1;
