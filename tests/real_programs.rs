@@ -896,9 +896,21 @@ fn tracepoints_trace_output() {
         "sched:sched_switch,sched:sched_process_exec,sched:sched_process_fork",
     ];
     let raw = record_both(&dir, "rawtrace", &sched, &[&sh, "-c", &work]);
+    // Tracepoint fields as sort keys (perf's dynamic sort entries): by
+    // name in every event that has one, EVENT.FIELD, EVENT.*, %N.FIELD,
+    // trace_fields (--raw-trace's default order for a file of
+    // tracepoints), /raw, and common fields.
     let runs: &[&[&str]] = &[
         &["--raw-trace", "--sort", "trace"],
         &["--raw-trace", "--sort", "comm,trace", "-n"],
+        &["--raw-trace"],
+        &["--sort", "prev_state,next_comm"],
+        &["--sort", "comm,prev_comm/raw", "-n"],
+        &["--sort", "sched:sched_switch.next_pid,filename"],
+        &["--sort", "sched_process_fork.*"],
+        &["--sort", "%1.prev_prio,trace_fields"],
+        &["--sort", "common_pid,pid", "--percent-limit", "5"],
+        &["--sort", "prev_state", "--raw-trace", "-t", ","],
     ];
     failures.extend(compare_each(
         &raw,
@@ -906,18 +918,18 @@ fn tracepoints_trace_output() {
         |_, _| None,
         |f, args| compare_report(f, Input::File, args),
     ));
-    // With the default order perf shows each field as a column
-    // (trace_fields), which prec refuses rather than print otherwise.
-    let refused = prec()
-        .args(["report", "--stdio", "--raw-trace", "-i", path_str(&raw[0])])
-        .output()
-        .expect("run prec report");
-    let stderr = String::from_utf8_lossy(&refused.stderr);
-    if refused.status.success() || !stderr.contains("--sort trace") {
-        failures.push(format!(
-            "prec report --raw-trace with perf's trace_fields order: {:?}, stderr {stderr:?}",
-            refused.status
-        ));
+    for key in ["no_such_field", "sched_switch.nope", "prev_state/bogus"] {
+        let refused = prec()
+            .args(["report", "--stdio", "--sort", key, "-i", path_str(&raw[0])])
+            .output()
+            .expect("run prec report");
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        if refused.status.success() || !stderr.contains(&format!("Unknown --sort key: `{key}'")) {
+            failures.push(format!(
+                "prec report --sort {key}: {:?}, {stderr:?}",
+                refused.status
+            ));
+        }
     }
     // With call chains, perf script shows them under each trace line.
     let chains = record_both(
@@ -926,6 +938,15 @@ fn tracepoints_trace_output() {
         &["-g", "-e", "sched:sched_switch"],
         &[&sh, "-c", "sleep 0.01; ls / >/dev/null; sleep 0.01"],
     );
+    failures.extend(compare_each(
+        &chains,
+        &[
+            &["--sort", "prev_state,next_comm"],
+            &["--no-children", "--sort", "sym,next_comm", "-g", "caller"],
+        ],
+        |_, _| None,
+        |f, args| compare_report(f, Input::File, args),
+    ));
     failures.extend(compare_each(
         &chains,
         &[

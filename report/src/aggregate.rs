@@ -122,6 +122,190 @@ pub enum SortKey {
     DataPageSize,
     /// Memory mode: the data source's blocking bits (`blocked`).
     Blocked,
+    /// A tracepoint field (perf's dynamic sort entry): its index in
+    /// [`Options::dynamic`].
+    Field(u16),
+}
+
+/// A `--sort` key naming a tracepoint field: perf's dynamic sort entry.
+/// It splits, orders and shows only the entries of its event; the other
+/// events' tables leave its column out.
+#[derive(Clone, Debug)]
+pub struct DynamicKey {
+    /// The event's index in the file's attrs.
+    pub attr_index: usize,
+    pub field: crate::tracepoint::FieldKey,
+    /// `FIELD/raw` or `--raw-trace`: the value as the field prints alone,
+    /// not as the event's trace output shows it.
+    pub raw: bool,
+}
+
+/// A sample's values of the tracepoint field keys, as one interned string
+/// (an entry's [`Entry::fields`]): per [`Options::dynamic`] key the field's
+/// bytes in hex, which keeps the order of perf's `memcmp` of them, and
+/// the text shown, marked by whether it came from the event's trace output
+/// (perf widens the column by those only). Keys of other events are empty.
+pub struct EntryFields;
+
+/// Marks of [`EntryFields`] texts: from the trace output, or printed from
+/// the field alone.
+const FROM_TRACE: char = '=';
+const FROM_FIELD: char = '~';
+
+impl EntryFields {
+    /// The values of a raw record of event `attr_index`; `trace` is its
+    /// trace output.
+    fn of(
+        tracepoints: &crate::tracepoint::Tracepoints,
+        dynamic: &[DynamicKey],
+        attr_index: usize,
+        raw: &[u8],
+        trace: Option<&str>,
+    ) -> String {
+        use std::fmt::Write;
+        let mut bytes = String::new();
+        let mut texts = String::new();
+        for (i, d) in dynamic.iter().enumerate() {
+            if i > 0 {
+                bytes.push('|');
+            }
+            texts.push('\x1f');
+            if d.attr_index != attr_index {
+                continue;
+            }
+            for b in tracepoints.field_bytes(&d.field, raw) {
+                let _ = write!(bytes, "{b:02x}");
+            }
+            // perf's __sort__hde_entry: the word of the trace output that
+            // starts with the field's name, else the field printed alone.
+            match trace
+                .filter(|_| !d.raw)
+                .and_then(|t| trace_word(t, &d.field.name))
+            {
+                Some(word) => {
+                    texts.push(FROM_TRACE);
+                    texts.push_str(word);
+                }
+                None => {
+                    texts.push(FROM_FIELD);
+                    texts.push_str(&tracepoints.field_text(&d.field, raw));
+                }
+            }
+        }
+        bytes + &texts
+    }
+
+    /// Key `i`'s bytes, in hex.
+    pub fn bytes(fields: &str, i: usize) -> &str {
+        let bytes = fields.split('\x1f').next().unwrap_or("");
+        bytes.split('|').nth(i).unwrap_or("")
+    }
+
+    /// Key `i`'s text, and whether it came from the trace output.
+    pub fn text(fields: &str, i: usize) -> (&str, bool) {
+        let text = fields.split('\x1f').nth(i + 1).unwrap_or("");
+        match text.strip_prefix(FROM_TRACE) {
+            Some(t) => (t, true),
+            None => (text.strip_prefix(FROM_FIELD).unwrap_or(text), false),
+        }
+    }
+}
+
+/// The value in the first space-separated word of `trace` that starts
+/// with `name`: what follows the name and one more character (the `=`).
+fn trace_word<'t>(trace: &'t str, name: &str) -> Option<&'t str> {
+    let word = trace.split(' ').find(|w| w.starts_with(name))?;
+    Some(word.get(name.len() + 1..).unwrap_or(""))
+}
+
+/// perf's `add_dynamic_entry`: the sort keys a `--sort` name that is no
+/// sort key of perf's makes of the file's tracepoint fields, added to
+/// `dynamic`. The name is `FIELD`, `EVENT.FIELD` or `EVENT.*` (EVENT: a
+/// full name, a part of one name, or `%N`, the Nth event), or
+/// `trace_fields` for every field of every tracepoint, each optionally with
+/// `/raw`. `None` where it names none.
+pub fn dynamic_keys(
+    file: &PerfFile<'_>,
+    tracepoints: Option<&crate::tracepoint::Tracepoints>,
+    name: &str,
+    raw_trace: bool,
+    dynamic: &mut Vec<DynamicKey>,
+) -> Option<Vec<SortKey>> {
+    // perf sets its keys up before a pipe's events arrive.
+    if file.mode() == prec_format::read::Mode::Pipe {
+        return None;
+    }
+    let tracepoints = tracepoints?;
+    let (event, field) = match name.split_once('.') {
+        Some((e, f)) => (Some(e), f),
+        None => (None, name),
+    };
+    let (field, raw) = match field.split_once('/') {
+        Some((f, "raw")) => (f, true),
+        Some(_) => return None,
+        None => (field, raw_trace),
+    };
+    let attrs = file.attrs();
+    let names = event_names(file);
+    let is_tracepoint = |i: usize| attrs[i].attr.type_ == attr_type::TRACEPOINT;
+    let mut found: Vec<(usize, crate::tracepoint::FieldKey)> = Vec::new();
+    if field == "trace_fields" {
+        for i in (0..attrs.len()).filter(|&i| is_tracepoint(i)) {
+            let fields = tracepoints.own_fields(attrs[i].attr.config);
+            found.extend(fields.into_iter().map(|f| (i, f)));
+        }
+    } else if let Some(event) = event {
+        // perf's find_evsel.
+        let i = if let Some(n) = event.strip_prefix('%') {
+            let n: usize = n.parse().ok()?;
+            n.checked_sub(1).filter(|&i| i < attrs.len())?
+        } else if event.contains(':') {
+            names.iter().position(|n| n == event)?
+        } else {
+            let mut matching = names.iter().enumerate().filter(|(_, n)| n.contains(event));
+            let (i, _) = matching.next()?;
+            if matching.next().is_some() {
+                return None;
+            }
+            i
+        };
+        if !is_tracepoint(i) {
+            return None;
+        }
+        let id = attrs[i].attr.config;
+        if field == "*" {
+            found.extend(tracepoints.own_fields(id).into_iter().map(|f| (i, f)));
+        } else {
+            found.push((i, tracepoints.field(id, field)?));
+        }
+    } else {
+        for i in (0..attrs.len()).filter(|&i| is_tracepoint(i)) {
+            if let Some(f) = tracepoints.field(attrs[i].attr.config, field) {
+                found.push((i, f));
+            }
+        }
+        if found.is_empty() {
+            return None;
+        }
+    }
+    Some(
+        found
+            .into_iter()
+            .map(|(attr_index, field)| {
+                // perf shows a field named twice once (`__sort__hde_equal`).
+                let same = |d: &DynamicKey| d.attr_index == attr_index && d.field == field;
+                let i = dynamic.iter().position(same).unwrap_or_else(|| {
+                    dynamic.push(DynamicKey {
+                        attr_index,
+                        field,
+                        raw,
+                    });
+                    dynamic.len() - 1
+                });
+                SortKey::Field(i as u16)
+            })
+            .collect(),
+    )
 }
 
 /// Which of perf's tables of sort keys a key is in: a branch key counts
@@ -275,6 +459,8 @@ impl SortKey {
             SortKey::PhysDaddr => "Data Physical Address",
             SortKey::DataPageSize => "Data Page Size",
             SortKey::Blocked => "Blocked",
+            // The field's name, right-aligned (see the output).
+            SortKey::Field(_) => "",
         }
     }
 
@@ -374,6 +560,8 @@ pub struct Options {
     pub release: Option<crate::script::ReleaseHook>,
     /// Sort keys (default `comm,dso,sym`).
     pub sort: Vec<SortKey>,
+    /// The tracepoint fields [`SortKey::Field`] keys name.
+    pub dynamic: Vec<DynamicKey>,
     /// Explicit output fields (`-F`); `None` = overhead [+ samples] + keys.
     pub fields: Option<Vec<Field>>,
     pub show_nr_samples: bool,
@@ -547,6 +735,7 @@ impl Default for Options {
             kallsyms: None,
             demangle: true,
             quiet: false,
+            dynamic: Vec::new(),
             raw_trace: false,
             verbose: false,
             file_loader: None,
@@ -724,16 +913,26 @@ fn unknown_key(option: &str, key: &str) -> String {
 /// Parses a `--sort` list that may also name output fields (perf's
 /// `--sort overhead,sym` or `--sort sym,period`): those add a column and
 /// sort by it, without splitting entries.
-pub fn parse_sort_fields(s: &str) -> Result<Vec<Field>, String> {
+///
+/// A name that is no key of perf's goes to `dynamic` (see
+/// [`dynamic_keys`]), which gives the keys it makes, if any.
+pub fn parse_sort_fields(
+    s: &str,
+    dynamic: &mut dyn FnMut(&str) -> Option<Vec<SortKey>>,
+) -> Result<Vec<Field>, String> {
     let mut v = Vec::new();
     for k in s.split(',').map(str::trim).filter(|k| !k.is_empty()) {
-        match Field::parse(k) {
-            Some(f) => {
-                if !v.contains(&f) {
-                    v.push(f)
-                }
+        let fields = match Field::parse(k) {
+            Some(f) => vec![f],
+            None => match dynamic(k) {
+                Some(keys) => keys.into_iter().map(Field::Key).collect(),
+                None => return Err(unknown_key("--sort", k)),
+            },
+        };
+        for f in fields {
+            if !v.contains(&f) {
+                v.push(f)
             }
-            None => return Err(unknown_key("--sort", k)),
         }
     }
     if v.is_empty() {
@@ -906,6 +1105,8 @@ struct Key {
     to_addr: u64,
     cycles: u16,
     trace: u32,
+    /// The tracepoint fields' [`EntryFields`] + 1.
+    fields: u32,
     time: u64,
     sym_size: u64,
     dso_size: u64,
@@ -1160,6 +1361,8 @@ pub struct Entry {
     pub srcfile: Option<StrId>,
     /// `--sort trace`: the tracepoint's trace output.
     pub trace: Option<StrId>,
+    /// Tracepoint field keys ([`SortKey::Field`]): see [`EntryFields`].
+    pub fields: Option<StrId>,
     /// `--sort time`: the sample's time bucket (ns).
     pub time: u64,
     pub cpu: u32,
@@ -1205,6 +1408,7 @@ impl Entry {
             srcline: self.srcline,
             srcfile: self.srcfile,
             trace: self.trace,
+            fields: self.fields,
             time: self.time,
             cpu: self.cpu,
             cgroup: self.cgroup,
@@ -1246,6 +1450,7 @@ impl Entry {
             srcline: None,
             srcfile: None,
             trace: None,
+            fields: None,
             time: 0,
             cpu: 0,
             cgroup: 0,
@@ -1322,6 +1527,10 @@ pub struct Hists {
     /// order.
     pub hierarchy: Vec<HierNode>,
     pub hierarchy_roots: Vec<usize>,
+    /// Per tracepoint field key ([`SortKey::Field`]) of a `__data_loc`
+    /// field: the longest data perf compared it by (see
+    /// [`data_loc_widths`]).
+    pub data_loc_widths: Vec<usize>,
 }
 
 /// `--hierarchy`: a row of perf's tree of entries, which has one level per
@@ -2150,6 +2359,7 @@ fn build_naming(
             created: Vec::new(),
             hierarchy: Vec::new(),
             hierarchy_roots: Vec::new(),
+            data_loc_widths: Vec::new(),
             attr_index: i,
             name: names[i].clone(),
             entries: Vec::new(),
@@ -2305,6 +2515,7 @@ fn build_naming(
     // Nor is a sample's time.
     let replay_on = !options.branch_mode
         && !want(SortKey::Trace)
+        && options.dynamic.is_empty()
         && !want(SortKey::Time)
         // Nor the cgroups, which the replay keys do not hold.
         && !want(SortKey::Cgroup)
@@ -2313,7 +2524,7 @@ fn build_naming(
         && !want_values
         // Each sample walks perf's tree.
         && !tree_keys;
-    let tracepoints = if want(SortKey::Trace) {
+    let tracepoints = if want(SortKey::Trace) || !options.dynamic.is_empty() {
         crate::tracepoint::from_file(file)
     } else {
         None
@@ -2973,6 +3184,14 @@ fn build_naming(
                             }
                             _ => None,
                         };
+                        let fields = match (&tracepoints, s.raw) {
+                            (Some(tp), Some(raw)) if !options.dynamic.is_empty() => {
+                                let trace = trace.map(|t| strings.get(t));
+                                let text = EntryFields::of(tp, &options.dynamic, ai, raw, trace);
+                                Some(strings.intern(&text))
+                            }
+                            _ => None,
+                        };
                         let mut key = Key {
                             values: value_id,
                             ..Key::default()
@@ -3009,6 +3228,7 @@ fn build_naming(
                                 SortKey::DsoSize => key.dso_size = map_size(loc.map),
                                 SortKey::Srcline | SortKey::Srcfile => {}
                                 SortKey::Trace => key.trace = trace.map_or(0, |t| t.0 + 1),
+                                SortKey::Field(_) => key.fields = fields.map_or(0, |t| t.0 + 1),
                                 SortKey::Parent => key.parent = parent.map_or(0, |p| p.0 + 1),
                                 // Branch keys: only in branch mode.
                                 SortKey::DsoFrom
@@ -3050,6 +3270,7 @@ fn build_naming(
                             level: loc.level,
                             comm: loc.comm,
                             trace,
+                            fields,
                             parent,
                             filtered,
                         };
@@ -3222,6 +3443,7 @@ fn build_naming(
                                         time: time_bucket,
                                         parent,
                                         trace: key.trace,
+                                        fields: key.fields,
                                         values: want_values.then_some((vkey, value_id, values)),
                                     },
                                 );
@@ -3500,6 +3722,7 @@ fn build_naming(
         }
     }
     for i in 0..data.hists.len() {
+        data.hists[i].data_loc_widths = data_loc_widths(&data, &data.hists[i]);
         let collapsed = sort_entries(&mut data, i);
         if data.options.hierarchy {
             let (nodes, roots) = build_hierarchy(&data, &data.hists[i].entries, collapsed);
@@ -3803,6 +4026,7 @@ struct OwnEntry {
     level: u8,
     comm: CommId,
     trace: Option<StrId>,
+    fields: Option<StrId>,
     parent: Option<StrId>,
     filtered: u8,
 }
@@ -3851,6 +4075,7 @@ fn new_entry(
         srcline: seed.srcline,
         srcfile: seed.srcfile,
         trace: own.trace,
+        fields: own.fields,
         cpu: stamp.cpu,
         cgroup: stamp.cgroup,
         cgroup_ns: stamp.cgroup_ns,
@@ -4038,6 +4263,8 @@ struct OwnSeed {
     parent: Option<StrId>,
     /// The own key's trace value.
     trace: u32,
+    /// The own key's tracepoint fields.
+    fields: u32,
     /// The sample values the keys read, and their id (see [`ValueKey`]),
     /// when one does.
     values: Option<(ValueKey, u32, SampleValues)>,
@@ -4163,6 +4390,7 @@ fn frame_seeds(
                 SortKey::Srcline => ck.srcline = csrc.0.map_or(0, |s| s.0 + 1),
                 SortKey::Srcfile => ck.srcfile = csrc.1.map_or(0, |s| s.0 + 1),
                 SortKey::Trace => ck.trace = own.trace,
+                SortKey::Field(_) => ck.fields = own.fields,
                 SortKey::SymSize => ck.sym_size = sym_size(&resolver.syms, f.sym),
                 SortKey::DsoSize => ck.dso_size = map_size(f.map),
                 _ => {}
@@ -5219,6 +5447,15 @@ impl<'a> KeyCmp<'a> {
                 a.trace.map_or("", |t| d.strings.get(t)),
                 b.trace.map_or("", |t| d.strings.get(t)),
             ),
+            // perf's __sort__hde_cmp: memcmp(left, right) of the fields'
+            // bytes, where perf's other keys compare right with left.
+            SortKey::Field(i) => {
+                let bytes = |e: &Entry| {
+                    e.fields
+                        .map_or("", |f| EntryFields::bytes(d.strings.get(f), i as usize))
+                };
+                scmp(bytes(b), bytes(a))
+            }
             SortKey::Cpu => (a.cpu as i32).cmp(&(b.cpu as i32)),
             // perf's sort__cgroup_cmp: right - left as int64_t.
             SortKey::Cgroup => (b.cgroup.wrapping_sub(a.cgroup) as i64).cmp(&0),
@@ -5333,6 +5570,125 @@ impl<'a> KeyCmp<'a> {
             _ => self.same(k, a, b),
         }
     }
+}
+
+/// The longest data of each `__data_loc` tracepoint field key among the
+/// entries of `h` that perf's `__sort__hde_cmp` widens the column by: the
+/// left side of its comparisons, which in `hists__findnew_entry` is the
+/// entry in the tree, compared when the keys before the field are equal.
+/// Replays that walk for each entry in creation order (the entries are
+/// still in it), and for the later samples of an entry, its path in the
+/// final tree. 0 for other keys.
+fn data_loc_widths(d: &ReportData, h: &Hists) -> Vec<usize> {
+    let dynamic = &d.options.dynamic;
+    let wanted: Vec<(usize, usize)> = d
+        .options
+        .sort
+        .iter()
+        .enumerate()
+        .filter_map(|(at, k)| match k {
+            SortKey::Field(i) => {
+                let key = dynamic.get(*i as usize)?;
+                (key.attr_index == h.attr_index && key.field.data_loc).then_some((at, *i as usize))
+            }
+            _ => None,
+        })
+        .collect();
+    let mut widths = vec![0; dynamic.len()];
+    if wanted.is_empty() {
+        return widths;
+    }
+    let keys = &d.options.sort;
+    let cmp = KeyCmp::new(d);
+    // The sort key at which `new` and `existing` first differ (perf's
+    // hist_entry__cmp stops there), `keys.len()` when equal.
+    let first_difference = |new: &Entry, existing: &Entry| -> (usize, Ordering) {
+        keys.iter()
+            .enumerate()
+            .map(|(at, &k)| (at, cmp.collapse(k, new, existing)))
+            .find(|(_, o)| o.is_ne())
+            .unwrap_or((keys.len(), Ordering::Equal))
+    };
+    let mut widen = |existing: &Entry, reached: usize| {
+        for &(at, i) in &wanted {
+            if reached >= at {
+                let f = existing.fields.map_or("", |f| d.strings.get(f));
+                widths[i] = widths[i].max(EntryFields::bytes(f, i).len() / 2);
+            }
+        }
+    };
+    let walk = |tree: &crate::rbtree::RbTree, new: &Entry, widen: &mut dyn FnMut(&Entry, usize)| {
+        let mut node = tree.root;
+        while let (Some(n), Some(e)) = (tree.nodes.get(node as usize), h.entries.get(node as usize))
+        {
+            let (reached, order) = first_difference(new, e);
+            widen(e, reached);
+            match order {
+                Ordering::Equal => break,
+                Ordering::Less => node = n.left,
+                Ordering::Greater => node = n.right,
+            }
+        }
+    };
+    let mut tree = crate::rbtree::RbTree::default();
+    for e in &h.entries {
+        walk(&tree, e, &mut widen);
+        tree.insert_by(0, |at, _| {
+            first_difference(e, &h.entries[at]).1 == Ordering::Less
+        });
+    }
+    for e in &h.entries {
+        let inserted = e.nr_samples.max(e.cg.as_ref().map_or(0, |c| c.acc_count));
+        if inserted >= 2 {
+            walk(&tree, e, &mut widen);
+        }
+    }
+    let mut in_order: Vec<usize> = (0..h.entries.len()).collect();
+    in_order.sort_by(|&a, &b| first_difference(&h.entries[a], &h.entries[b]).1);
+    // A key that collapses (comm) makes perf insert them again, in that
+    // tree's order, into the collapsed tree.
+    if d.options.need_collapse {
+        let mut collapsed = crate::rbtree::RbTree::default();
+        let mut inserted: Vec<usize> = Vec::new();
+        for &i in &in_order {
+            let e = &h.entries[i];
+            let mut node = collapsed.root;
+            while let Some(n) = collapsed.nodes.get(node as usize) {
+                let existing = &h.entries[inserted[node as usize]];
+                let (reached, order) = first_difference(e, existing);
+                widen(existing, reached);
+                match order {
+                    Ordering::Equal => break,
+                    Ordering::Less => node = n.left,
+                    Ordering::Greater => node = n.right,
+                }
+            }
+            collapsed.insert_by(0, |at, _| {
+                first_difference(e, &h.entries[inserted[at]]).1 == Ordering::Less
+            });
+            inserted.push(i);
+        }
+    }
+    // The output resort inserts them in that order again, each the left
+    // side: it reaches the field where an entry inserted before has the
+    // same overheads and keys before it (one is then on its path).
+    for &(at, _) in &wanted {
+        // Entries whose keys before the field are equal are adjacent in
+        // that order.
+        let mut overheads: HashSet<(u64, u64)> = HashSet::default();
+        let mut run_start: Option<usize> = None;
+        for &i in &in_order {
+            let e = &h.entries[i];
+            if run_start.is_none_or(|s| first_difference(e, &h.entries[s]).0 < at) {
+                run_start = Some(i);
+                overheads.clear();
+            }
+            if !overheads.insert((e.period, e.acc_period())) {
+                widen(e, at);
+            }
+        }
+    }
+    widths
 }
 
 /// Sorts an event's entries into perf's output order; returns their

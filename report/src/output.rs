@@ -26,7 +26,7 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 
-use crate::aggregate::{Entry, Field, Hists, ModePeriods, ReportData, SortKey};
+use crate::aggregate::{Entry, EntryFields, Field, Hists, ModePeriods, ReportData, SortKey};
 use crate::callgraph;
 
 /// perf's `convert_unit`.
@@ -56,6 +56,8 @@ struct Widths {
     sym_from: usize,
     sym_to: usize,
     trace: usize,
+    /// Per tracepoint field key ([`SortKey::Field`]): perf's `hde_width`.
+    fields: Vec<usize>,
     /// HISTC_TIME: fixed, 12 (16 with `--ns`).
     time: usize,
     /// HISTC_CGROUP: the longest name of an entry with a cgroup.
@@ -269,6 +271,7 @@ fn calc_widths_of<'e>(
         sym_to: 0,
         time: if data.options.nanosecs { 16 } else { 12 },
         trace: 0,
+        fields: field_widths(data, h),
         cgroup: 0,
         any: false,
         transaction: 0,
@@ -414,8 +417,57 @@ fn value_widths(data: &ReportData, e: &Entry, w: &mut Widths) {
     }
 }
 
+/// perf's `hde_width` of each tracepoint field key, for the table of `h`:
+/// the name, the field's size, the longest value an entry took from its
+/// trace output (perf's `update_dynamic_len`, over every entry, filtered
+/// or not), and for a `__data_loc` field [`Hists::data_loc_widths`].
+fn field_widths(data: &ReportData, h: &Hists) -> Vec<usize> {
+    let dynamic = &data.options.dynamic;
+    let mut widths: Vec<usize> = dynamic.iter().map(|d| d.field.min_width).collect();
+    for (i, d) in dynamic.iter().enumerate() {
+        if d.attr_index != h.attr_index {
+            continue;
+        }
+        widths[i] = widths[i].max(h.data_loc_widths.get(i).copied().unwrap_or(0));
+        for e in &h.entries {
+            let Some(f) = e.fields.map(|f| data.strings.get(f)) else {
+                continue;
+            };
+            let (text, from_trace) = EntryFields::text(f, i);
+            if from_trace {
+                widths[i] = widths[i].max(text.len());
+            }
+        }
+    }
+    widths
+}
+
+/// Whether output field `f` has a column in the table of `h`: a tracepoint
+/// field key only in its event's (perf's `perf_hpp__should_skip`).
+fn in_table(data: &ReportData, h: &Hists, f: &Field) -> bool {
+    match f {
+        Field::Key(SortKey::Field(i)) => data
+            .options
+            .dynamic
+            .get(*i as usize)
+            .is_some_and(|d| d.attr_index == h.attr_index),
+        _ => true,
+    }
+}
+
+/// A tracepoint field key's column head: its name, right-aligned (`%*.*s`).
+fn field_header(data: &ReportData, i: u16, width: usize) -> String {
+    let name = data
+        .options
+        .dynamic
+        .get(i as usize)
+        .map_or("", |d| d.field.name.as_str());
+    format!("{name:>width$.width$}")
+}
+
 fn key_width(k: SortKey, w: &Widths) -> usize {
     let v = match k {
+        SortKey::Field(i) => w.fields.get(i as usize).copied().unwrap_or(0),
         SortKey::Comm => w.comm,
         SortKey::Pid | SortKey::Tid => w.thread,
         SortKey::Dso => w.dso,
@@ -486,6 +538,13 @@ fn pad(s: &str, width: usize) -> String {
 
 fn key_value(data: &ReportData, e: &Entry, k: SortKey, width: usize) -> String {
     match k {
+        // perf's __sort__hde_entry: `%*.*s`.
+        SortKey::Field(i) => {
+            let text = e
+                .fields
+                .map_or("", |f| EntryFields::text(data.strings.get(f), i as usize).0);
+            format!("{text:>width$.width$}")
+        }
         // perf's timestamp__scnprintf_usec/_nsec, `%-.*s` (the caller pads
         // it when another column follows).
         SortKey::Time => {
@@ -881,7 +940,10 @@ fn write_hists(
     }
     writeln!(head, "#")?;
 
-    let fields = fields_of(data);
+    let fields: Vec<Field> = fields_of(data)
+        .into_iter()
+        .filter(|f| in_table(data, h, f))
+        .collect();
     let w = calc_widths(data, h);
     if data.options.hierarchy && data.options.field_sep.is_none() {
         let overheads: Vec<(Field, usize)> = fields
@@ -1010,6 +1072,7 @@ fn write_hists(
             // perf's `%-*.*s` into a 1024-byte buffer: a user width cuts
             // the header, and so does that buffer (symbols over 1019
             // characters, as Rust's can be).
+            Field::Key(SortKey::Field(k)) => header.push_str(&field_header(data, *k, cw)),
             Field::Key(k) => {
                 let text = match user_width(i, f) {
                     Some(_) => format!("{:<cw$.cw$}", k.header()),
@@ -1190,7 +1253,18 @@ impl Hierarchy<'_> {
             };
             header.push_str(&format!("{name:>width$}  "));
         }
-        let names: Vec<&str> = self.levels.iter().map(|k| k.header().trim()).collect();
+        let names: Vec<&str> = self
+            .levels
+            .iter()
+            .map(|k| match k {
+                SortKey::Field(i) => data
+                    .options
+                    .dynamic
+                    .get(*i as usize)
+                    .map_or("", |d| d.field.name.as_str()),
+                k => k.header().trim(),
+            })
+            .collect();
         let names = names.join(" / ");
         header.push_str(&names);
         let mut dots = format!("# {}", ".".repeat(indent.min(HIERARCHY_DOTS)));

@@ -37,6 +37,37 @@ struct Field {
     /// TEP_FIELD_IS_POINTER, which decide how raw fields print.
     long: bool,
     pointer: bool,
+    /// libtraceevent's TEP_FIELD_IS_STRING: an array of `char`, `u8` or
+    /// `s8`, which sets its column width (see [`FieldKey`]).
+    string: bool,
+}
+
+/// One tracepoint field as a report's sort key (perf's dynamic sort
+/// entries: `--sort prev_state`, `--sort sched:sched_switch.next_comm`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldKey {
+    /// The tracepoint's id.
+    pub id: u64,
+    index: usize,
+    pub name: String,
+    /// perf's `hde_width` before entries widen it: the name's length, and
+    /// the field's size (in hex digits and `0x` unless a string).
+    pub min_width: usize,
+    /// A `__data_loc` field, whose data's length varies.
+    pub data_loc: bool,
+}
+
+impl FieldKey {
+    fn new(id: u64, index: usize, f: &Field) -> FieldKey {
+        let size = if f.string { f.size } else { f.size * 2 + 2 };
+        FieldKey {
+            id,
+            index,
+            name: f.name.clone(),
+            min_width: f.name.len().max(size),
+            data_loc: f.data_loc,
+        }
+    }
 }
 
 /// A print-fmt expression.
@@ -155,6 +186,53 @@ impl Tracepoints {
     /// its own fields as ` name=value`.
     pub fn format_fields(&self, id: u64, raw: &[u8]) -> Option<String> {
         Some(self.record(id, raw)?.raw_fields())
+    }
+
+    /// Field `name` of tracepoint `id` as a sort key, common fields
+    /// included (libtraceevent's `tep_find_any_field`).
+    pub fn field(&self, id: u64, name: &str) -> Option<FieldKey> {
+        let ev = self.events.get(&id)?;
+        let index = ev.fields.iter().position(|f| f.name == name)?;
+        Some(FieldKey::new(id, index, &ev.fields[index]))
+    }
+
+    /// The fields of tracepoint `id` but the common ones, in the format's
+    /// order (perf's `trace_fields` and `EVENT.*` keys).
+    pub fn own_fields(&self, id: u64) -> Vec<FieldKey> {
+        let Some(ev) = self.events.get(&id) else {
+            return Vec::new();
+        };
+        (ev.first_own..ev.fields.len())
+            .map(|i| FieldKey::new(id, i, &ev.fields[i]))
+            .collect()
+    }
+
+    /// The bytes of `key`'s field in a raw record, which perf's dynamic
+    /// sort entries compare: a `__data_loc` field's data (its NUL
+    /// included), another field's bytes in the record.
+    pub fn field_bytes<'r>(&self, key: &FieldKey, raw: &'r [u8]) -> &'r [u8] {
+        let Some(rec) = self.record(key.id, raw) else {
+            return &[];
+        };
+        let Some(f) = rec.ev.fields.get(key.index) else {
+            return &[];
+        };
+        let (at, len) = match f.data_loc {
+            true => match rec.uint(f.offset, 4) {
+                Some(loc) => ((loc & 0xffff) as usize, (loc >> 16) as usize),
+                None => return &[],
+            },
+            false => (f.offset, f.size),
+        };
+        raw.get(at..at.saturating_add(len)).unwrap_or_default()
+    }
+
+    /// `key`'s field in a raw record as libtraceevent's `tep_print_field`
+    /// prints it.
+    pub fn field_text(&self, key: &FieldKey, raw: &[u8]) -> String {
+        self.record(key.id, raw)
+            .and_then(|rec| rec.printed_field(rec.ev.fields.get(key.index)?))
+            .unwrap_or_default()
     }
 
     fn record<'a>(&'a self, id: u64, raw: &'a [u8]) -> Option<Record<'a>> {
@@ -538,43 +616,46 @@ impl Record<'_> {
             out.push(' ');
             out.push_str(&f.name);
             out.push('=');
-            if f.data_loc || f.char_array || f.array_len > 0 {
-                let bytes = if f.data_loc {
-                    self.data_loc(f)
-                } else {
-                    self.raw.get(f.offset..f.offset.saturating_add(f.size))
-                };
-                let bytes = bytes.unwrap_or_default();
-                let text = &bytes[..bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len())];
-                let string = f.data_loc || f.char_array;
-                if string
-                    && text
-                        .iter()
-                        .all(|&b| b.is_ascii_graphic() || b.is_ascii_whitespace())
-                {
-                    out.push_str(&String::from_utf8_lossy(text));
-                } else {
-                    let hex: Vec<String> = bytes.iter().map(|b| format!("{b:02x}")).collect();
-                    out.push_str(&format!("ARRAY[{}]", hex.join(", ")));
-                }
-                continue;
+            if let Some(text) = self.printed_field(f) {
+                out.push_str(&text);
             }
-            let Some(v) = self.uint(f.offset, f.size) else {
-                continue;
-            };
-            let text = match (f.pointer, f.signed, f.size) {
-                (true, _, _) => format!("{v:#x}"),
-                (_, true, 4) if f.long => format!("{:#x}", v as u32),
-                (_, true, 4) => (v as u32 as i32).to_string(),
-                (_, true, 2) => format!("{:2}", v as u16 as i16),
-                (_, true, 1) => format!("{:1}", v as u8 as i8),
-                (_, true, _) => (v as i64).to_string(),
-                (_, false, _) if f.long => format!("{v:#x}"),
-                (_, false, _) => v.to_string(),
-            };
-            out.push_str(&text);
         }
         out
+    }
+
+    /// libtraceevent's `tep_print_field` of one field (`None`: a number
+    /// past the record's end, which prints nothing).
+    fn printed_field(&self, f: &Field) -> Option<String> {
+        if f.data_loc || f.char_array || f.array_len > 0 {
+            let bytes = if f.data_loc {
+                self.data_loc(f)
+            } else {
+                self.raw.get(f.offset..f.offset.saturating_add(f.size))
+            };
+            let bytes = bytes.unwrap_or_default();
+            let text = &bytes[..bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len())];
+            let string = f.data_loc || f.char_array;
+            if string
+                && text
+                    .iter()
+                    .all(|&b| b.is_ascii_graphic() || b.is_ascii_whitespace())
+            {
+                return Some(String::from_utf8_lossy(text).into_owned());
+            }
+            let hex: Vec<String> = bytes.iter().map(|b| format!("{b:02x}")).collect();
+            return Some(format!("ARRAY[{}]", hex.join(", ")));
+        }
+        let v = self.uint(f.offset, f.size)?;
+        Some(match (f.pointer, f.signed, f.size) {
+            (true, _, _) => format!("{v:#x}"),
+            (_, true, 4) if f.long => format!("{:#x}", v as u32),
+            (_, true, 4) => (v as u32 as i32).to_string(),
+            (_, true, 2) => format!("{:2}", v as u16 as i16),
+            (_, true, 1) => format!("{:1}", v as u8 as i8),
+            (_, true, _) => (v as i64).to_string(),
+            (_, false, _) if f.long => format!("{v:#x}"),
+            (_, false, _) => v.to_string(),
+        })
     }
 
     /// libtraceevent's `print_event_fields`, after `[FAILED TO PARSE]`.
@@ -700,6 +781,7 @@ fn parse_field(v: &str) -> Option<Field> {
         data_loc,
         long: ty.contains("long"),
         pointer: ty.trim_end().ends_with('*'),
+        string: decl.contains('[') && ["char", "u8", "s8"].iter().any(|t| ty.contains(t)),
     })
 }
 

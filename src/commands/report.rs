@@ -55,12 +55,28 @@ fn strings(s: &Option<String>) -> Option<Vec<String>> {
 
 /// Turns the command-line arguments into report options; `sort` is the
 /// sort order in effect (see [`non_strict_sort`]).
-fn options(args: &ReportArgs, sort: Option<&str>) -> Result<Options> {
+fn options(
+    args: &ReportArgs,
+    sort: Option<&str>,
+    file: &prec_format::PerfFile<'_>,
+) -> Result<Options> {
     let mut o = Options::default();
     let raw_sort = &args.sort;
     let sort_text: Option<String> = sort.map(str::to_string);
+    // Names of tracepoint fields (perf's dynamic sort keys).
+    let tracepoints = std::cell::OnceCell::new();
+    let mut dynamic_key = |name: &str| {
+        let tracepoints = tracepoints.get_or_init(|| prec_report::tracepoint::from_file(file));
+        aggregate::dynamic_keys(
+            file,
+            tracepoints.as_ref(),
+            name,
+            args.raw_trace,
+            &mut o.dynamic,
+        )
+    };
     let mut sort_given = match &sort_text {
-        Some(s) => aggregate::parse_sort_fields(s).map_err(anyhow::Error::msg)?,
+        Some(s) => aggregate::parse_sort_fields(s, &mut dynamic_key).map_err(anyhow::Error::msg)?,
         None => Vec::new(),
     };
     // perf's arch_specific_sort_keys: --sort leaves them out here (-F
@@ -409,20 +425,35 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     if non_strict_sort(&args) == Some("") {
         bail!("Invalid --sort key: `+'");
     }
-    let mut opts = options(&args, non_strict_sort(&args).or(args.sort.as_deref()))?;
     let input = std::sync::Arc::new(Input::open(&args.data.input(), args.data.force)?);
+    let file = input.parse()?;
+    let mut opts = options(
+        &args,
+        non_strict_sort(&args).or(args.sort.as_deref()),
+        &file,
+    )?;
+    if let Some(keys) = non_strict_sort(&args) {
+        let sort = format!("{},{keys}", default_sort_order(&opts, &file));
+        opts = options(&args, Some(&sort), &file)?;
+    }
+    // perf's get_default_sort_order with --raw-trace, for a file of
+    // tracepoints: a column per field.
+    let attrs = file.attrs();
+    if opts.raw_trace
+        && !opts.sort_given
+        && file.mode() == prec_format::read::Mode::File
+        && !attrs.is_empty()
+        && attrs
+            .iter()
+            .all(|a| a.attr.type_ == prec_format::attr::attr_type::TRACEPOINT)
+    {
+        opts = options(&args, Some("trace_fields"), &file)?;
+    }
     // A large input need not stay resident once read.
     let mapped = input.clone();
     opts.release = Some(std::sync::Arc::new(move |offset| {
         mapped.release_prefix(offset)
     }));
-    let file = input.parse()?;
-    if let Some(keys) = non_strict_sort(&args) {
-        let sort = format!("{},{keys}", default_sort_order(&opts, &file));
-        let release = opts.release.take();
-        opts = options(&args, Some(&sort))?;
-        opts.release = release;
-    }
     check_key_modes(&args, &opts, &file)?;
     opts.time = time_ranges(args.time.as_deref(), &file)?;
     opts.evswitch = evswitch(&args.evswitch, &file)?;
@@ -451,23 +482,6 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         }
         eprintln!("{NO_CPU_EVENTS}\nError:\nfailed to set cpu bitmap");
         return Ok(ExitCode::SUCCESS);
-    }
-    // perf's default order for a file of tracepoints is then one column
-    // per tracepoint field (`trace_fields`), which prec does not have.
-    let attrs = file.attrs();
-    if opts.raw_trace
-        && !opts.sort_given
-        && file.mode() == prec_format::read::Mode::File
-        && !attrs.is_empty()
-        && attrs
-            .iter()
-            .all(|a| a.attr.type_ == prec_format::attr::attr_type::TRACEPOINT)
-    {
-        bail!(
-            "--raw-trace on a file of tracepoints sorts by each tracepoint field \
-             (perf's trace_fields columns), which prec does not support; \
-             use --raw-trace --sort trace for the fields in one column"
-        );
     }
     if args.tui && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
         eprintln!("prec: note: prec has no TUI; printing the --stdio report");
