@@ -31,18 +31,15 @@ fn record_threads(dir: &Path, name: &str, opts: &[&str]) -> PathBuf {
     data
 }
 
-/// perf's and prec's report (several ways) and script of `data`. `-D` too
-/// unless `compressed`: perf's offsets of records from a file's later
-/// COMPRESSED records are not known to prec (see the notes of -z).
-fn compare_all(data: &Path, compressed: bool) {
+/// perf's and prec's report (several ways, `-D` too) and script of `data`.
+fn compare_all(data: &Path) {
     let mut failures = Vec::new();
-    let dump: &[&str] = if compressed { &["--stats"] } else { &["-D"] };
     for args in [
         &["--sort", "comm,dso,sym"][..],
         &["--no-children", "--sort", "sym,dso", "-n"],
         &["--sort", "pid"],
         &["--stats"],
-        dump,
+        &["-D"],
     ] {
         if let Err(e) = compare_report(data, Input::File, args) {
             failures.push(e);
@@ -63,7 +60,7 @@ fn threads_directory_reads_like_perf() {
     }
     let dir = tempdir();
     let data = record_threads(dir.path(), "fp.data", &["-g"]);
-    compare_all(&data, false);
+    compare_all(&data);
 
     // `prec inject` makes one file of it, which perf reads as the directory.
     let single = dir.path().join("single.data");
@@ -91,7 +88,7 @@ fn compressed_threads_directory_reads_like_perf() {
     }
     // Each data file is its own zstd stream.
     let dir = tempdir();
-    compare_all(&record_threads(dir.path(), "z.data", &["-z"]), true);
+    compare_all(&record_threads(dir.path(), "z.data", &["-z"]));
 }
 
 #[test]
@@ -172,7 +169,7 @@ fn prec_record_threads_writes_what_perf_reads() {
             args[0]
         );
     }
-    compare_all(&ours, false);
+    compare_all(&ours);
 }
 
 #[test]
@@ -191,7 +188,7 @@ fn threads_spec_groups_rings_like_perf() {
         let sizes = data_file_sizes(data);
         assert_eq!(sizes.len(), online_cpus(), "{}", data.display());
     }
-    compare_all(&ours, true);
+    compare_all(&ours);
 
     // perf's refusals, and no directory left behind.
     for (args, message) in [

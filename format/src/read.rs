@@ -35,9 +35,17 @@ pub const PIPE_HEADER_SIZE: u64 = 16;
 const DEFAULT_DECOMPRESSED_LIMIT: u64 = 16 << 20;
 
 /// The records held by one COMPRESSED record (by its offset), or why
-/// they could not be had.
-/// (file, offset of the COMPRESSED record, what it holds).
-type DecompressedChunk = (u32, u64, Result<Box<[u8]>>);
+/// they could not be had: (file, offset of the COMPRESSED record, its
+/// decoded stream and the range of it).
+type DecompressedChunk = (u32, u64, Result<(usize, std::ops::Range<usize>)>);
+
+/// The COMPRESSED records' contents: each data file's decoded stream, and
+/// each record's part of it.
+#[derive(Debug, Default)]
+struct Decompressed {
+    streams: Vec<Box<[u8]>>,
+    chunks: Vec<DecompressedChunk>,
+}
 
 /// File or pipe mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,7 +112,7 @@ pub struct PerfFile<'a> {
     id_index: Vec<(u64, usize)>,
     decompressed_limit: u64,
     /// COMPRESSED records' contents by record offset, made on first use.
-    decompressed: OnceLock<Vec<DecompressedChunk>>,
+    decompressed: OnceLock<Decompressed>,
     warnings: Vec<String>,
     /// A directory-format perf.data's `data.N` files: (name, bytes).
     data_files: Vec<(&'a str, &'a [u8])>,
@@ -568,12 +576,11 @@ impl<'a> PerfFile<'a> {
     /// perf 6.1 compresses a whole session as one zstd stream (one frame,
     /// flushed after each ring-buffer chunk and never ended), cut into
     /// COMPRESSED records, so a record's body is not a frame of its own:
-    /// the bodies are decoded together. All records they hold are given to
-    /// the first COMPRESSED record (the later ones yield none), so records
-    /// come before FINISHED_ROUND records they followed in perf's reading;
-    /// time order is unchanged by that.
+    /// the bodies are decoded together. As perf's streaming decoder, a
+    /// COMPRESSED record yields the records that the blocks it completes
+    /// complete; one that a later block ends comes with the later one.
     fn decompressed(&self, file: u32, offset: u64) -> Result<&[u8]> {
-        let chunks = self.decompressed.get_or_init(|| {
+        let all = self.decompressed.get_or_init(|| {
             let mut compressed: Vec<RawRecord<'_>> = self
                 .raw_records()
                 .map_while(|r| r.ok())
@@ -581,29 +588,36 @@ impl<'a> PerfFile<'a> {
                 .collect();
             // Each data file of a directory is its own stream.
             compressed.sort_by_key(|r| (r.file, r.offset));
-            let mut chunks = Vec::with_capacity(compressed.len());
+            let mut all = Decompressed::default();
             for stream in compressed.chunk_by(|a, b| a.file == b.file) {
-                let first = &stream[0];
-                let all = self.decompress(stream).map_err(|mut e| {
-                    e.file = self.data_file_name(first.file).map(Into::into);
+                let decoded = self.decompress(stream).map_err(|mut e| {
+                    e.file = self.data_file_name(stream[0].file).map(Into::into);
                     e
                 });
-                let empty = match &all {
-                    Ok(_) => Ok(Box::default()),
-                    Err(e) => Err(e.clone()),
-                };
-                chunks.push((first.file, first.offset, all.map(Vec::into_boxed_slice)));
-                chunks.extend(
-                    stream[1..]
-                        .iter()
-                        .map(|r| (r.file, r.offset, empty.clone())),
-                );
+                match decoded {
+                    Ok((data, ranges)) => {
+                        let index = all.streams.len();
+                        all.streams.push(data.into_boxed_slice());
+                        all.chunks.extend(
+                            stream
+                                .iter()
+                                .zip(ranges)
+                                .map(|(r, range)| (r.file, r.offset, Ok((index, range)))),
+                        );
+                    }
+                    Err(e) => all
+                        .chunks
+                        .extend(stream.iter().map(|r| (r.file, r.offset, Err(e.clone())))),
+                }
             }
-            chunks
+            all
         });
-        match chunks.binary_search_by_key(&(file, offset), |c| (c.0, c.1)) {
-            Ok(i) => match &chunks[i].2 {
-                Ok(b) => Ok(b),
+        match all
+            .chunks
+            .binary_search_by_key(&(file, offset), |c| (c.0, c.1))
+        {
+            Ok(i) => match &all.chunks[i].2 {
+                Ok((stream, range)) => Ok(all.streams[*stream].get(range.clone()).unwrap_or(&[])),
                 Err(e) => Err(e.clone()),
             },
             Err(_) => Err(Error::new(
@@ -616,8 +630,13 @@ impl<'a> PerfFile<'a> {
         }
     }
 
-    fn decompress(&self, records: &[RawRecord<'_>]) -> Result<Vec<u8>> {
-        use std::io::Read;
+    /// Decodes the bodies of one stream's COMPRESSED `records`: the data,
+    /// and each record's range of whole records in it.
+    fn decompress(
+        &self,
+        records: &[RawRecord<'_>],
+    ) -> Result<(Vec<u8>, Vec<std::ops::Range<usize>>)> {
+        use ruzstd::decoding::{BlockDecodingStrategy, FrameDecoder};
         let bad = |problem: String| {
             Error::new(
                 records[0].offset,
@@ -627,31 +646,135 @@ impl<'a> PerfFile<'a> {
                 },
             )
         };
+        let zstd = |e: ruzstd::decoding::errors::FrameDecoderError| bad(format!("zstd: {e}"));
         let mut stream = Vec::with_capacity(records.iter().map(|r| r.body.len()).sum());
+        let mut body_ends = Vec::with_capacity(records.len());
         for r in records {
             stream.extend_from_slice(r.body);
+            body_ends.push(stream.len());
         }
         end_open_zstd_frame(&mut stream);
         // Each record may hold at most perf's mmap size (a bomb guard).
         let limit = self.decompressed_limit.saturating_mul(records.len() as u64);
-        let mut out = Vec::new();
-        let mut src: &[u8] = &stream;
-        while !src.is_empty() {
-            let mut decoder = ruzstd::decoding::StreamingDecoder::new(&mut src)
-                .map_err(|e| bad(format!("zstd: {e}")))?;
-            let left = limit - out.len() as u64;
-            (&mut decoder)
-                .take(left + 1)
-                .read_to_end(&mut out)
-                .map_err(|e| bad(format!("zstd: {e}")))?;
-            if out.len() as u64 > limit {
-                return Err(bad(format!(
-                    "decompresses to more than {limit} bytes, the most {} compressed records hold",
-                    records.len()
-                )));
+        let mut out: Vec<u8> = Vec::new();
+        // (input consumed, output made) after each block whose output is
+        // known.
+        let mut made: Vec<(usize, usize)> = Vec::new();
+        // Raw blocks, which perf's decoder (libzstd) passes on as their
+        // bytes come: (content start, end, output made at the end).
+        let mut raw_blocks: Vec<(usize, usize, usize)> = Vec::new();
+        let mut pos = 0;
+        while pos < stream.len() {
+            // A frame that declares its window (not single-segment) is told
+            // the least one, 1 KiB: nothing is drained until it ends, so its
+            // decoder keeps all it made, and says how much beyond that.
+            const LEAST_WINDOW: usize = 1024;
+            let magic = stream
+                .get(pos..pos + 4)
+                .map(|m| u32::from_le_bytes([m[0], m[1], m[2], m[3]]));
+            let windowed = magic == Some(0xfd2f_b528)
+                && stream.get(pos + 4).is_some_and(|fhd| fhd & 0x20 == 0)
+                && stream.len() > pos + 5;
+            if windowed {
+                stream[pos + 5] = 0;
             }
+            let mut src = &stream[pos..];
+            let before = src.len();
+            let mut decoder = FrameDecoder::new();
+            match decoder.init(&mut src) {
+                Ok(()) => {}
+                Err(ruzstd::decoding::errors::FrameDecoderError::ReadFrameHeaderError(
+                    ruzstd::decoding::errors::ReadFrameHeaderError::SkipFrame { length, .. },
+                )) => {
+                    pos = pos.saturating_add(8).saturating_add(length as usize);
+                    continue;
+                }
+                Err(e) => return Err(zstd(e)),
+            }
+            while !decoder.is_finished() {
+                let blocks = decoder.blocks_decoded();
+                let block = pos + before - src.len();
+                let raw = stream
+                    .get(block..block + 3)
+                    .is_some_and(|h| (h[0] >> 1) & 3 == 0);
+                decoder
+                    .decode_blocks(&mut src, BlockDecodingStrategy::UptoBlocks(1))
+                    .map_err(zstd)?;
+                let ready = decoder.can_collect();
+                if (out.len() + ready) as u64 > limit {
+                    return Err(bad(format!(
+                        "decompresses to more than {limit} bytes, the most {} compressed records hold",
+                        records.len()
+                    )));
+                }
+                let consumed = pos + before - src.len();
+                // Under the window the decoder does not tell: the frame so
+                // far, ended, decoded again (at most the window's 1 KiB).
+                let output = match ready {
+                    0 if windowed => {
+                        let mut prefix = stream[pos..consumed].to_vec();
+                        prefix.extend_from_slice(&[1, 0, 0]);
+                        let mut again = FrameDecoder::new();
+                        let mut prefix_src = &prefix[..];
+                        again.init(&mut prefix_src).map_err(zstd)?;
+                        again
+                            .decode_blocks(&mut prefix_src, BlockDecodingStrategy::All)
+                            .map_err(zstd)?;
+                        Some(out.len() + again.can_collect())
+                    }
+                    0 => None,
+                    _ => Some(out.len() + ready + LEAST_WINDOW),
+                };
+                if let Some(output) = output.filter(|_| windowed) {
+                    made.push((consumed, output));
+                    if raw {
+                        raw_blocks.push((block + 3, consumed, output));
+                    }
+                }
+                if decoder.blocks_decoded() == blocks && !decoder.is_finished() {
+                    return Err(bad("zstd: no progress".into()));
+                }
+            }
+            out.extend(decoder.collect().unwrap_or_default());
+            pos += before - src.len();
+            made.push((pos, out.len()));
         }
-        Ok(out)
+        // Each record's share: the whole records within what the blocks
+        // its body completes made.
+        let mut ranges = Vec::with_capacity(records.len());
+        let (mut start, mut next) = (0, 0);
+        let mut known = made.iter().peekable();
+        let mut raw = raw_blocks.iter().peekable();
+        let mut total = 0;
+        for &end in &body_ends {
+            while let Some(&&(consumed, output)) = known.peek() {
+                if consumed > end {
+                    break;
+                }
+                total = output;
+                known.next();
+            }
+            while raw.peek().is_some_and(|r| r.1 <= end) {
+                raw.next();
+            }
+            if let Some(&&(_, stop, output)) = raw.peek().filter(|r| r.0 <= end) {
+                total = total.max(output - (stop - end));
+            }
+            while let Some(size) = out
+                .get(next + 6..next + 8)
+                .map(|s| usize::from(self.endian.u16(s)))
+                .filter(|&size| size > 0 && next + size <= total)
+            {
+                next += size;
+            }
+            ranges.push(start..next);
+            start = next;
+        }
+        // What no record completed (a cut last record) goes with the last.
+        if let Some(last) = ranges.last_mut() {
+            last.end = out.len();
+        }
+        Ok((out, ranges))
     }
 }
 
