@@ -725,7 +725,8 @@ impl<'a> PerfFile<'a> {
                     0 => None,
                     _ => Some(out.len() + ready + LEAST_WINDOW),
                 };
-                if let Some(output) = output.filter(|_| windowed) {
+                // Once ended, it keeps no window: all is counted below.
+                if let Some(output) = output.filter(|_| windowed && !decoder.is_finished()) {
                     made.push((consumed, output));
                     if raw {
                         raw_blocks.push((block + 3, consumed, output));
