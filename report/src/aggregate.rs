@@ -4551,7 +4551,7 @@ fn fresh<'a>(
                 own.node = a.node.unwrap_or(NO_NODE);
                 replayable &= a.replayable;
                 if a.changed_mixed {
-                    replay.trees_changed();
+                    replay.trees_changed(ai, idx as u32);
                 }
                 if a.reorders {
                     let nodes = cg.tree.reordered().iter();
@@ -4598,7 +4598,7 @@ fn fresh<'a>(
                     node = a.node.unwrap_or(NO_NODE);
                     replayable &= a.replayable;
                     if a.changed_mixed {
-                        replay.trees_changed();
+                        replay.trees_changed(ai, cidx as u32);
                     }
                     if a.reorders {
                         let nodes = cg.tree.reordered().iter();

@@ -200,6 +200,10 @@ pub(crate) struct SampleReplay<'a> {
     generation: u32,
     /// Counts [`Self::trees_changed`] calls.
     trees_changes: u32,
+    /// Per hists, per entry: the [`Self::trees_changes`] count of the last
+    /// change to its tree's versions, so that checks of an entry whose
+    /// tree did not change since they held are not looked at again.
+    tree_changed_at: Vec<Vec<u32>>,
     /// (hists, entry) -> (generation, node) of each reordering of its call
     /// tree, oldest first.
     reordered: HashMap<(u32, u32), Vec<(u32, u32)>>,
@@ -356,9 +360,10 @@ impl<'a> SampleReplay<'a> {
             .push((self.generation, node));
     }
 
-    /// Notes that an append changed some call tree's version (see
-    /// `Appended::changed_mixed`): checks must look at versions again.
-    pub fn trees_changed(&mut self) {
+    /// Notes that an append changed a version of the call tree of entry
+    /// `entry` of hists `hists` (see `Appended::changed_mixed`): checks of
+    /// that tree must look at versions again.
+    pub fn trees_changed(&mut self, hists: usize, entry: u32) {
         // Wrapping could meet an old `checked_at` again: start over.
         self.trees_changes = match self.trees_changes.checked_add(1) {
             Some(n) if n != UNCHECKED => n,
@@ -366,9 +371,20 @@ impl<'a> SampleReplay<'a> {
                 for o in &mut self.resolved_outcomes {
                     o.checked_at = UNCHECKED;
                 }
+                for stamps in &mut self.tree_changed_at {
+                    stamps.fill(0);
+                }
                 0
             }
         };
+        if self.tree_changed_at.len() <= hists {
+            self.tree_changed_at.resize_with(hists + 1, Vec::new);
+        }
+        let stamps = &mut self.tree_changed_at[hists];
+        if stamps.len() <= entry as usize {
+            stamps.resize(entry as usize + 1, 0);
+        }
+        stamps[entry as usize] = self.trees_changes;
     }
 
     /// Whether the checks of resolved sample `r` hold for a sample whose
@@ -384,8 +400,18 @@ impl<'a> SampleReplay<'a> {
             return true;
         }
         let (hists, (start, end)) = (o.hists as usize, o.checks);
+        let held_at = o.checked_at;
         for at in start as usize..end as usize {
             let c = self.checks[at];
+            let changed_at = self
+                .tree_changed_at
+                .get(hists)
+                .and_then(|stamps| stamps.get(c.entry as usize))
+                .copied()
+                .unwrap_or(0);
+            if held_at != UNCHECKED && changed_at <= held_at {
+                continue;
+            }
             let version = match trees.version(hists, c.entry, c.node) {
                 Some(v) if v == c.version => continue,
                 Some(v) => v,
@@ -1087,7 +1113,7 @@ mod tests {
         assert_eq!(find(&mut r, 4, AS_RECORDED), None, "another head");
         // A tree the checked sample walked turned: found again only by
         // its exact addresses (not held here).
-        r.trees_changed();
+        r.trees_changed(0, 1);
         let turned = TestTrees {
             version: 4,
             rewalk: Some(span(0, 0x100)),
@@ -1136,7 +1162,7 @@ mod tests {
             "the pinned frame's beyond it does"
         );
         // A sibling was added: the tree turned.
-        r.trees_changed();
+        r.trees_changed(0, 1);
         let turned = |version, rewalk| TestTrees {
             version,
             rewalk,
@@ -1151,7 +1177,7 @@ mod tests {
             "a tree at the same version is walked the same way"
         );
         // Another sibling: the tree turned again.
-        r.trees_changed();
+        r.trees_changed(0, 1);
         assert_eq!(
             find(&mut r, &ips, turned(5, Some(span(0x1e, 0x22)))).ok(),
             i,
