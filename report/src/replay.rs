@@ -196,6 +196,9 @@ pub(crate) struct SampleReplay<'a> {
     repeats: Vec<(u64, u64)>,
     effects: Vec<Effect>,
     checks: Vec<Check>,
+    /// Each check's entry, apart: [`Self::checks_hold`] reads them all and
+    /// the rest of a check only where its tree changed.
+    check_entries: Vec<u32>,
     /// Counts [`Self::reordered`] calls.
     generation: u32,
     /// Counts [`Self::trees_changed`] calls.
@@ -401,17 +404,18 @@ impl<'a> SampleReplay<'a> {
         }
         let (hists, (start, end)) = (o.hists as usize, o.checks);
         let held_at = o.checked_at;
-        for at in start as usize..end as usize {
+        let stamps = self
+            .tree_changed_at
+            .get(hists)
+            .map_or(&[][..], Vec::as_slice);
+        let changed: Vec<usize> = (start as usize..end as usize)
+            .filter(|&at| {
+                let entry = self.check_entries[at] as usize;
+                held_at == UNCHECKED || stamps.get(entry).is_some_and(|&s| s > held_at)
+            })
+            .collect();
+        for at in changed {
             let c = self.checks[at];
-            let changed_at = self
-                .tree_changed_at
-                .get(hists)
-                .and_then(|stamps| stamps.get(c.entry as usize))
-                .copied()
-                .unwrap_or(0);
-            if held_at != UNCHECKED && changed_at <= held_at {
-                continue;
-            }
             let version = match trees.version(hists, c.entry, c.node) {
                 Some(v) if v == c.version => continue,
                 Some(v) => v,
@@ -812,6 +816,12 @@ impl<'a> SampleReplay<'a> {
                     r.checked_at = UNCHECKED;
                     self.effects[es as usize..ee as usize].copy_from_slice(effects);
                     self.checks[cs as usize..ce as usize].copy_from_slice(checks);
+                    for (to, c) in self.check_entries[cs as usize..ce as usize]
+                        .iter_mut()
+                        .zip(checks)
+                    {
+                        *to = c.entry;
+                    }
                     return Some(old);
                 }
             }
@@ -826,6 +836,7 @@ impl<'a> SampleReplay<'a> {
             .filter(|&i| i < NO_MAP - 1)?;
         let checks_start = self.checks.len() as u32;
         self.checks.extend_from_slice(checks);
+        self.check_entries.extend(checks.iter().map(|c| c.entry));
         let effects_start = self.effects.len() as u32;
         self.effects.extend_from_slice(effects);
         self.resolved_outcomes.push(Resolved {
