@@ -403,6 +403,9 @@ struct Dumper<'f, 'a> {
     unordered: bool,
 }
 
+/// The kernel's PERF_TYPE_MAX: types below it are the kernel's own.
+const PERF_TYPE_MAX: u32 = 6;
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Arch {
     X86,
@@ -473,6 +476,18 @@ impl<'f, 'a: 'f> Dumper<'f, 'a> {
             self.deliver_user(r, out)?;
             if kind == RecordType::HEADER_ATTR {
                 self.nr_attrs_seen += 1;
+                // perf's process_attr recomputes the combined sample_type
+                // that the decoded lines' cpu and time columns follow;
+                // script's only for an event of a type it has not seen (of
+                // the kernel's own types).
+                let attrs = self.attrs_seen();
+                let new_type = attrs.split_last().is_some_and(|(last, earlier)| {
+                    last.attr.type_ < PERF_TYPE_MAX
+                        && !earlier.iter().any(|a| a.attr.type_ == last.attr.type_)
+                });
+                if self.script_lines.is_none() || new_type {
+                    self.combined_sample_type = attrs.iter().fold(0, |a, e| a | e.attr.sample_type);
+                }
             }
             if kind == RecordType::FINISHED_ROUND && !self.queue.is_empty() {
                 let limit = self.next_flush;
