@@ -202,6 +202,30 @@ fn fresh_callgraph_recording_matches_perf_script() {
     if let Err(e) = same_text("-F +srcline differs", &expected, &actual) {
         failures.push(e);
     }
+    // A pipe: perf's process_attr adds ip and sym to the fields of events
+    // with call chains unless -F removed them (`-ip`), a list without them
+    // too.
+    let pipe = dir.join("cg.pipe.data");
+    let out = std::fs::File::create(&pipe).expect("create pipe file");
+    run(perf()
+        .args(["record", "-q", "-g", "-o", "-", "--"])
+        .arg(fixture_bin("callgraph-fp"))
+        .arg("0.1")
+        .stdin(Stdio::null())
+        .stdout(out));
+    failures.extend(compare_each(
+        &[pipe],
+        &[
+            &[],
+            &["-F", "comm,tid"],
+            &["--ns", "-F", "comm,tid,time,event"],
+            &["-F", "comm,tid,time,callindent,sym"],
+            &["-F", "-ip"],
+            &["-F", "sw:comm,tid"],
+        ],
+        |_, _| None,
+        |f, args| compare_script(f, Input::Stdin, args),
+    ));
     assert_no_failures(&failures);
 }
 
@@ -513,6 +537,19 @@ fn bad_field_is_an_error() {
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("non all-branch filter set"), "{stderr}");
+    // A list mixed with +/- changes, either way round.
+    for fields in ["comm,-ip", "-ip,comm", "comm,+ip"] {
+        let out = run_fail(
+            prec()
+                .args(["script", "-F", fields, "-i"])
+                .arg(own_fixture("hot3-default.data")),
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("Cannot mix +-field with overridden fields"),
+            "-F {fields}: {stderr}"
+        );
+    }
     // Offsets left without symbols (`-sym` keeps the default symoff), as
     // perf refuses them; perf exits non-zero too.
     for fields in ["-sym", "-dso,-sym", "comm,symoff"] {

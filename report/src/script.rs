@@ -448,6 +448,8 @@ struct FieldConfig {
     user_set: HashMap<OutType, bool>,
     /// perf's `user_set_fields`: the fields `-F` names, `+field` too.
     user_fields: HashMap<OutType, Fields>,
+    /// perf's `user_unset_fields`: the fields `-F` removes (`-field`).
+    user_unset: HashMap<OutType, Fields>,
     /// What perf says of fields it ignores for some types.
     warnings: Vec<String>,
 }
@@ -475,6 +477,7 @@ fn parse_fields_arg(s: &str) -> Result<FieldConfig, String> {
         fields: HashMap::default(),
         user_set: HashMap::default(),
         user_fields: HashMap::default(),
+        user_unset: HashMap::default(),
         warnings: Vec::new(),
     };
     // "type:list" applies to one type, else all.
@@ -540,19 +543,25 @@ fn parse_fields_arg(s: &str) -> Result<FieldConfig, String> {
             Fields(0)
         };
         let mut named = Fields(0);
+        let mut removed = Fields(0);
         for it in &items {
             if let Some(n) = it.strip_prefix('+') {
+                if !modify {
+                    return Err("Cannot mix +-field with overridden fields".into());
+                }
                 if ignored(*t, parse_field(n)?) {
                     continue;
                 }
                 f.set(parse_field(n)?);
                 named.set(parse_field(n)?);
             } else if let Some(n) = it.strip_prefix('-') {
+                if !modify {
+                    return Err("Cannot mix +-field with overridden fields".into());
+                }
                 f.clear(parse_field(n)?);
+                removed.set(parse_field(n)?);
             } else if modify {
-                return Err(format!(
-                    "Cannot set fields to {it}: mixing +-field with field is not allowed"
-                ));
+                return Err("Cannot mix +-field with overridden fields".into());
             } else if !ignored(*t, parse_field(it)?) {
                 f.set(parse_field(it)?);
                 named.set(parse_field(it)?);
@@ -560,6 +569,7 @@ fn parse_fields_arg(s: &str) -> Result<FieldConfig, String> {
         }
         cfg.fields.insert(*t, f);
         cfg.user_fields.insert(*t, named);
+        cfg.user_unset.insert(*t, removed);
         cfg.user_set.insert(*t, !modify);
     }
     Ok(cfg)
@@ -820,6 +830,7 @@ impl<'f> Session<'f> {
                 fields: HashMap::default(),
                 user_set: HashMap::default(),
                 user_fields: HashMap::default(),
+                user_unset: HashMap::default(),
                 warnings: Vec::new(),
             },
         };
@@ -913,7 +924,8 @@ impl<'f> Session<'f> {
         // chains.
         // A pipe's attrs arrive after that check, and its process_attr
         // adds only ip and sym, to the first event of each type, when the
-        // events so far have call chains.
+        // events so far have call chains, unless -F removed them
+        // (`-ip`): a list that leaves them out does not.
         let tracepoint = OutType::Tracepoint;
         let pipe = file.mode() == prec_format::read::Mode::Pipe;
         if pipe && !opts.hide_call_graph {
@@ -931,10 +943,14 @@ impl<'f> Session<'f> {
                 let chains =
                     combined & (st::CALLCHAIN | st::BRANCH_STACK) != 0 || combined & dwarf == dwarf;
                 let t = out_type(kind);
-                if chains && !cfg.user_fields.contains_key(&t) {
+                if chains {
+                    let removed = cfg.user_unset.get(&t).copied().unwrap_or(Fields(0));
                     let mut f = cfg.get(t);
-                    f.set(OutField::Ip);
-                    f.set(OutField::Sym);
+                    for field in [OutField::Ip, OutField::Sym] {
+                        if !removed.has(field) {
+                            f.set(field);
+                        }
+                    }
                     cfg.fields.insert(t, f);
                 }
             }
