@@ -1940,3 +1940,36 @@ fn switch_output_event_like_perf() {
         counts[1]
     );
 }
+
+/// `-a` makes up the processes and threads of /proc as perf does: each
+/// with a FORK from its parent (a thread from its main thread) before its
+/// COMM, so that `perf report --tasks` shows the same tree. Compared on
+/// the tasks that live through both recordings (pids under 1000: the
+/// kernel's threads and early daemons).
+#[test]
+fn system_wide_task_tree_like_perf() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let tree = |tool: std::process::Command, name: &str| -> std::collections::BTreeSet<[i64; 3]> {
+        let file = dir.join(name);
+        record(tool, &file, &["-a"], &["true"]);
+        let out = run(perf().args(["report", "--tasks", "-i"]).arg(&file));
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| {
+                let (ids, _) = l.split_once('|')?;
+                let v: Vec<i64> = ids
+                    .split_whitespace()
+                    .filter_map(|x| x.parse().ok())
+                    .collect();
+                (v.len() == 3 && v[0] > 0 && v[0] < 1000).then(|| [v[0], v[1], v[2]])
+            })
+            .collect()
+    };
+    let theirs = tree(perf(), "perf.data");
+    let ours = tree(prec(), "prec.data");
+    assert!(theirs.len() > 5, "perf's tree: {theirs:?}");
+    assert_eq!(theirs, ours, "(pid, tid, ppid) of the long-lived tasks");
+}

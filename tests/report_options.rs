@@ -781,3 +781,46 @@ fn pipe_setup_matches_perf() {
 fn path_str(p: &Path) -> &str {
     p.to_str().expect("UTF-8 path")
 }
+
+/// `--percentage relative` with filters on a group recording: the header
+/// counts each member's entries that its filters leave, and each member's
+/// percentages are of those (perf's nr_non_filtered_samples and
+/// total_non_filtered_period); a member's entry is filtered by its own
+/// first sample, which may be another thread's than its leader's.
+#[test]
+fn relative_percentages_of_a_group_match_perf() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let data = perf_record_program(
+        dir.join("group.data"),
+        &["-e", "{cpu-clock,page-faults}"],
+        Path::new("/bin/sh"),
+        &[
+            "-c",
+            "head -c 30000000 /dev/zero | gzip -1 | wc -c; ls -lR /usr/share/doc > /dev/null",
+        ],
+    );
+    let runs: &[&[&str]] = &[
+        &[
+            "--percentage",
+            "relative",
+            "--comms",
+            "gzip",
+            "--sort",
+            "dso",
+        ],
+        &["--percentage", "relative", "--dsos", "libc.so.6"],
+        &[
+            "--percentage",
+            "relative",
+            "--comms",
+            "gzip,ls",
+            "--sort",
+            "comm",
+        ],
+        &["--percentage", "relative", "--comms", "wc", "-n"],
+    ];
+    check(&[data], runs);
+}

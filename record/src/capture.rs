@@ -1940,12 +1940,13 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     }
     // perf's perf_event__synthesize_mmap_events: the maps read in time,
     // then the line read when the time ran out, marked (perf report
-    // counts such marks), and a warning.
-    let synth_maps = |pro: &mut Vec<u8>, pid: i32| {
+    // counts such marks), and a warning. False when the maps could not be
+    // read (a process of another user namespace).
+    let synth_maps = |pro: &mut Vec<u8>, pid: i32| -> bool {
         let timeout = cfg.modes.proc_map_timeout;
         let timeout = timeout.unwrap_or(Duration::from_millis(500));
         let Ok((maps, cut)) = proc_synth::exec_maps_within(pid, Some(timeout)) else {
-            return;
+            return false;
         };
         for m in &maps {
             syn.mmap2(pro, pid, pid, m);
@@ -1961,27 +1962,54 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
             let mark = prec_format::constants::misc::PROC_MAP_PARSE_TIMEOUT;
             syn.mmap2_marked(pro, pid, pid, &m, mark);
         }
+        true
     };
-    let synth_proc = |pro: &mut Vec<u8>, pid: i32, only_tid: Option<i32>, fork: bool| {
+    // perf's __event__synthesize_thread, thread by thread: with all of
+    // /proc (`full`) a FORK first (the main thread's from its parent, the
+    // others' from the main one), NAMESPACES (--namespaces) and COMM in
+    // perf's order for the mode, and at the main thread the process's maps.
+    // A lone thread of a process (-t) brings its main thread along.
+    let synth_proc = |pro: &mut Vec<u8>, pid: i32, only_tid: Option<i32>, full: bool| {
         if cfg.modes.no_synth_tasks {
             return;
         }
-        let tids = match only_tid {
+        let mut tids = match only_tid {
             Some(t) => vec![t],
             None => proc_synth::threads(pid).unwrap_or_default(),
         };
+        if only_tid.is_some_and(|t| t != pid) {
+            tids.push(pid);
+        }
+        let ppid = match full {
+            true => proc_synth::proc_status(pid).map_or(0, |s| s.ppid),
+            false => 0,
+        };
         for &t in &tids {
-            if let Ok(c) = proc_synth::thread_comm(pid, t) {
-                syn.comm(pro, pid, t, &c, false);
+            // Threads that ended since the scan are left out.
+            let Ok(comm) = proc_synth::thread_comm(pid, t) else {
+                continue;
+            };
+            if full {
+                match t == pid {
+                    true => syn.fork(pro, pid, ppid, pid, ppid),
+                    false => syn.fork(pro, pid, pid, t, pid),
+                }
+                if cfg.modes.namespaces {
+                    syn.namespaces(pro, pid, t);
+                }
+                syn.comm(pro, pid, t, &comm, false);
+            } else {
+                syn.comm(pro, pid, t, &comm, false);
+                if cfg.modes.namespaces {
+                    syn.namespaces(pro, pid, t);
+                }
             }
-            if fork && t != pid {
-                syn.fork(pro, pid, pid, t, pid);
+            // perf stops at a process whose maps it cannot read: its
+            // other threads go unsaid.
+            if t == pid && !cfg.modes.no_synth_mmaps && !synth_maps(pro, pid) && full {
+                break;
             }
         }
-        if cfg.modes.no_synth_mmaps {
-            return;
-        }
-        synth_maps(pro, pid);
     };
     let thread_names: Vec<(i32, String)> = threads
         .iter()
@@ -2000,14 +2028,6 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
         synth::thread_map(&mut pro, &thread_names);
         synth::cpu_map(&mut pro, &cpus);
         synth_cgroups(&mut pro);
-    }
-    // perf names its workload child `perf-exec` until the exec, whatever
-    // --synth says (system-wide too).
-    if let Some(c) = child.as_ref() {
-        syn.comm(&mut pro, c.pid(), c.pid(), "perf-exec", false);
-        if cfg.modes.namespaces && launching {
-            syn.namespaces(&mut pro, c.pid(), c.pid());
-        }
     }
     // The tasks of the targets, from /proc: every process system-wide, the
     // running `workload` (after a --switch-output), or the -p/-t ones.
@@ -2028,9 +2048,22 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
             }
         }
     };
+    // perf names its workload child `perf-exec` until the exec, whatever
+    // --synth says (system-wide too), after the targets.
+    let synth_child = |pro: &mut Vec<u8>| {
+        if let Some(c) = child.as_ref() {
+            syn.comm(pro, c.pid(), c.pid(), "perf-exec", false);
+            if cfg.modes.namespaces {
+                syn.namespaces(pro, c.pid(), c.pid());
+            }
+        }
+    };
     if !tail {
         synth_targets(&mut pro, None);
+        synth_child(&mut pro);
         synth::bare(&mut pro, synth::PERF_RECORD_FINISHED_INIT);
+    } else {
+        synth_child(&mut pro);
     }
     tracker.scan(&pro);
     sink.write(&pro)?;

@@ -115,7 +115,8 @@ impl Synth {
             b.extend_from_slice(&v.to_ne_bytes());
         }
         b.extend_from_slice(&0u64.to_ne_bytes());
-        self.finish(out, PERF_RECORD_FORK, 0, b);
+        // perf's synthesized FORKs say PERF_RECORD_MISC_FORK_EXEC.
+        self.finish(out, PERF_RECORD_FORK, 1 << 13, b);
     }
 
     /// perf's kernel map: MMAP `[kernel.kallsyms]_text`, pid −1, misc KERNEL.

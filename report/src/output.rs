@@ -869,17 +869,23 @@ fn write_hists(
     // perf's hists__total_period: with --percentage relative, the totals
     // of the entries the filters left.
     let totals: Vec<u64> = if relative {
-        let vis = || h.entries.iter().filter(|e| visible(e));
+        // Each member's own entries that its filters leave (perf's
+        // total_non_filtered_period): a member's entry is filtered by its
+        // own first sample, which may differ from its leader's.
+        let period_left = |h: &Hists| -> u64 {
+            h.entries
+                .iter()
+                .filter(|e| visible(e))
+                .map(|e| e.period)
+                .sum()
+        };
         if grouped {
-            (0..nr_members)
-                .map(|mi| {
-                    vis()
-                        .map(|e| e.group_periods.get(mi).copied().unwrap_or(0))
-                        .sum()
-                })
+            members
+                .iter()
+                .map(|&m| data.hists.get(m).map_or(0, period_left))
                 .collect()
         } else {
-            vec![vis().map(|e| e.period).sum()]
+            vec![period_left(h)]
         }
     } else if grouped {
         members
@@ -898,9 +904,11 @@ fn write_hists(
     if relative {
         // perf 6.1 does not take --symbol-filter's entries out of
         // nr_non_filtered_samples.
-        nr_samples = h
-            .entries
-            .iter()
+        // A group's members count theirs (nr_non_filtered_samples).
+        let members =
+            std::iter::once(h).chain(members.iter().skip(1).filter_map(|&m| data.hists.get(m)));
+        nr_samples = members
+            .flat_map(|h| &h.entries)
             .filter(|e| e.filtered == 0)
             .map(|e| e.nr_samples)
             .sum();
