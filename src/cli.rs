@@ -384,8 +384,12 @@ pub struct RecordArgs {
     #[arg(short = 'm', long = "mmap-pages")]
     pub mmap_pages: Option<String>,
     /// Child tasks do not inherit counters.
-    #[arg(short = 'i', long = "no-inherit")]
+    #[arg(short = 'i', long = "no-inherit", overrides_with = "inherit")]
     pub no_inherit: bool,
+    /// Child tasks inherit counters (the default; undoes an earlier
+    /// --no-inherit, as perf's negated option).
+    #[arg(long = "inherit", overrides_with = "no_inherit")]
+    pub inherit: bool,
     /// Don't print any messages.
     #[arg(short = 'q', long = "quiet")]
     pub quiet: bool,

@@ -133,6 +133,11 @@ fn attrs_match_perf_for_each_option() {
         &["-D", "10", "--call-graph", "dwarf"],
         &["-D", "10", "-c", "100000", "-T", "-P", "--sample-cpu"],
         &["-e", "cpu-clock,page-faults", "--call-graph", "dwarf"],
+        // fp,N: sample_max_stack N below the kernel's limit, ignored above.
+        &["-e", "cpu-clock,page-faults", "--call-graph", "fp,32"],
+        &["--call-graph", "fp,512"],
+        &["--no-inherit", "--inherit"],
+        &["-e", "duration_time,cpu-clock"],
         &["--buildid-mmap"],
         &["-s"],
         &["--user-regs=ip,sp"],

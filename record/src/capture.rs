@@ -184,6 +184,9 @@ impl Delay {
 /// perf record's less common options (all off by default).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RecordModes {
+    /// `--call-graph fp,N`: the frames kept of each chain
+    /// (`sample_max_stack`; 0: the kernel's limit).
+    pub fp_max_stack: u16,
     /// `-z`: zstd level; COMPRESSED records and feature, no BUILD_ID.
     pub compression_level: Option<u32>,
     /// `-k`: (clockid, clock resolution in ns).
@@ -555,7 +558,10 @@ fn configure(
     }
     match cfg.call_graph {
         CallGraph::None => {}
-        CallGraph::Fp => st |= sample::CALLCHAIN,
+        CallGraph::Fp => {
+            st |= sample::CALLCHAIN;
+            a.sample_max_stack = m.fp_max_stack;
+        }
         CallGraph::Dwarf(size) => {
             st |= sample::CALLCHAIN
                 | sample::REGS_USER

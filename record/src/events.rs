@@ -226,6 +226,8 @@ pub const EVENT_NAMES: &[(&str, u32, u64)] = &[
     ("alignment-faults", perf_type::SOFTWARE, 7),
     ("emulation-faults", perf_type::SOFTWARE, 8),
     ("dummy", perf_type::SOFTWARE, 9),
+    // perf's tool event for perf stat; recorded, a dummy of that name.
+    ("duration_time", perf_type::SOFTWARE, 9),
 ];
 
 /// `PERF_COUNT_HW_CPU_CYCLES`.

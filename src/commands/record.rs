@@ -78,16 +78,22 @@ fn parse_ids(s: &str, what: &str) -> Result<Vec<i32>> {
         .collect()
 }
 
+/// The kernel's `perf_event_max_stack` (perf's sysctl__max_stack: 127
+/// when unreadable).
+fn kernel_max_stack() -> u64 {
+    std::fs::read_to_string("/proc/sys/kernel/perf_event_max_stack")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(127)
+}
+
 fn parse_call_graph(s: &str) -> Result<CallGraph> {
     let mut parts = s.split(',');
     let mode = parts.next().unwrap_or("");
     match mode {
-        "fp" => {
-            if parts.next().is_some() {
-                bail!("--call-graph fp takes no size");
-            }
-            Ok(CallGraph::Fp)
-        }
+        // `fp,N` keeps N frames, when below the kernel's limit (perf's
+        // parse_callchain_record; it reads N as strtoul does).
+        "fp" => Ok(CallGraph::Fp),
         "dwarf" => {
             let size = match parts.next() {
                 None => DEFAULT_DWARF_SIZE,
@@ -418,7 +424,28 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         Some(what) => parse_synth(what)?,
         None => (true, true),
     };
+    // `--call-graph fp,N` (perf's parse_callchain_record: N read as
+    // strtoul reads it, kept when below the kernel's perf_event_max_stack).
+    let fp_max_stack = args
+        .call_graph
+        .as_deref()
+        .and_then(|s| s.strip_prefix("fp,"))
+        .map(|n| {
+            let n = n.trim();
+            let (digits, radix) = match n.strip_prefix("0x").or_else(|| n.strip_prefix("0X")) {
+                Some(hex) => (hex, 16),
+                None if n.len() > 1 && n.starts_with('0') => (&n[1..], 8),
+                None => (n, 10),
+            };
+            let end = digits
+                .find(|c: char| !c.is_digit(radix))
+                .unwrap_or(digits.len());
+            u64::from_str_radix(&digits[..end], radix).unwrap_or(0)
+        })
+        .filter(|&n| n < kernel_max_stack())
+        .map_or(0, |n| n as u16);
     let modes = RecordModes {
+        fp_max_stack,
         compression_level,
         clockid,
         timestamp: args.timestamp,
