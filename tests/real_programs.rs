@@ -911,6 +911,8 @@ fn tracepoints_trace_output() {
         &["--sort", "%1.prev_prio,trace_fields"],
         &["--sort", "common_pid,pid", "--percent-limit", "5"],
         &["--sort", "prev_state", "--raw-trace", "-t", ","],
+        // Without call chains: perf's error, after the header hint.
+        &["--parent", "read"],
     ];
     failures.extend(compare_each(
         &raw,
@@ -943,6 +945,10 @@ fn tracepoints_trace_output() {
         &[
             &["--sort", "prev_state,next_comm"],
             &["--no-children", "--sort", "sym,next_comm", "-g", "caller"],
+            // perf's default `trace` order has no key that collapses, so
+            // no symbol filter; a --parent adds its key.
+            &["--symbol-filter", "xyz"],
+            &["--parent", "schedule", "--exclude-other"],
         ],
         |_, _| None,
         |f, args| compare_report(f, Input::File, args),

@@ -2297,7 +2297,14 @@ fn build_naming(
         && !attrs.is_empty()
         && attrs.iter().all(|a| a.attr.type_ == attr_type::TRACEPOINT)
     {
+        // The parent key of a non-default --parent after it; no key
+        // collapses, so neither does the symbol filter apply.
+        let parent = options.sort.contains(&SortKey::Parent);
         options.sort = vec![SortKey::Trace];
+        if parent {
+            options.sort.push(SortKey::Parent);
+        }
+        options.need_collapse = false;
     } else if options.mem_mode && !options.sort_given {
         // perf's default_mem_sort_order, and the parent key of a
         // non-default --parent after it.
