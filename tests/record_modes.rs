@@ -1978,3 +1978,40 @@ fn system_wide_task_tree_like_perf() {
     assert!(theirs.len() > 5, "perf's tree: {theirs:?}");
     assert_eq!(theirs, ours, "(pid, tid, ppid) of the long-lived tasks");
 }
+
+/// `-p PID -- CMD`: when the target exits first, perf ends the command
+/// that only timed the recording (SIGTERM) and exits as it did, 143; so
+/// does prec.
+#[test]
+fn target_exit_ends_the_timing_command_like_perf() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    for (tool, name) in [(perf(), "perf.data"), (prec(), "prec.data")] {
+        let mut target = std::process::Command::new("sleep")
+            .arg("0.3")
+            .spawn()
+            .expect("spawn sleep");
+        let pid = target.id().to_string();
+        let started = std::time::Instant::now();
+        let mut tool = tool;
+        let o = tool
+            .args(["record", "-q", "-p", &pid, "-o"])
+            .arg(dir.join(name))
+            .args(["--", "sleep", "5"])
+            .output()
+            .expect("run record");
+        let _ = target.wait();
+        let took = started.elapsed();
+        let status = o.status.code().unwrap_or_else(|| {
+            use std::os::unix::process::ExitStatusExt;
+            128 + o.status.signal().unwrap_or(0)
+        });
+        assert_eq!(status, 143, "{name}: {:?} {}", o.status, stderr(&o));
+        assert!(
+            took < std::time::Duration::from_secs(3),
+            "{name} took {took:?}"
+        );
+    }
+}

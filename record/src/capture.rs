@@ -2543,6 +2543,11 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
             if all_hup {
                 match running.as_mut() {
                     Some(r) => {
+                        // The -p/-t targets are gone: perf ends the
+                        // command that only timed the recording.
+                        if !launching {
+                            let _ = r.kill(libc::SIGTERM);
+                        }
                         exit = Some(r.wait()?);
                         break;
                     }
