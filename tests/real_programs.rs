@@ -246,6 +246,36 @@ fn gzip_default_mode() {
     check(&files, REPORT_RUNS);
 }
 
+/// `--call-graph dwarf` of a stripped program, by source line: a children
+/// entry's srcline is its node's for a frame of an inline expansion, else
+/// perf computes it from the raw address (`gzip[55…]`, the binary has no
+/// line table). Not compared: `--no-inline`, where perf's failed lookups
+/// of raw addresses in libc pass its limit (A2L_FAIL_LIMIT) and libc's
+/// later srclines become `sym+off`; and keys before srcline, whose column
+/// width follows the srclines perf computed while comparing.
+#[test]
+fn dwarf_srcline_of_a_stripped_program() {
+    let Some(gzip) = which("gzip").filter(|_| require_perf_record()) else {
+        return;
+    };
+    let dir = tempdir();
+    let data = noise_file(&dir, 3 << 20);
+    let file = dir.join("gzip-dwarf.data");
+    record(
+        perf(),
+        &file,
+        &["--call-graph", "dwarf,4096"],
+        &[&gzip, "-c", "-1", path_str(&data)],
+    );
+    let runs: &[&[&str]] = &[&["--sort", "srcline"]];
+    assert_no_failures(&compare_each(
+        &[file],
+        runs,
+        |_, _| None,
+        |f, args| compare_report(f, Input::File, args),
+    ));
+}
+
 /// `--sort sym` without a dso key: perf 6.1's comparator compares two
 /// unresolved entries by address and others by DSO first, so its tree
 /// splits some symbols into two rows (in about two runs of three of this

@@ -194,19 +194,11 @@ const SRC_RUNS: &[&[&str]] = &[
 
 /// hot3's recordings hit ld.so's init_cpu_features: every run above
 /// differs there only by that file name ([`LDSO_FILE`]).
-/// The DWARF fixture's children entries include glibc's
-/// `__libc_start_call_main`, named after libc_start_call_main.h by prec's
-/// symbolizer and libc-start.c by perf (widths follow).
-fn src_skip(name: &str, args: &[&str]) -> Option<&'static str> {
+fn src_skip(name: &str, _args: &[&str]) -> Option<&'static str> {
     if name.starts_with("hot3-") {
         return Some(LDSO_FILE);
     }
-    let children_srcline = args.contains(&"srcline")
-        || args
-            .iter()
-            .any(|a| a.contains("srcline") && !args.contains(&"--no-children"));
-    (name == "callgraph-nofp-dwarf.data" && children_srcline)
-        .then_some("__libc_start_call_main srcline file name: symbolizer")
+    None
 }
 
 /// Source-file keys need the binaries: only the own recordings (perf
@@ -232,6 +224,10 @@ fn source_keys_match_perf() {
                 "--no-children",
             ][..],
             &["--full-source-path", "--sort", "srcfile", "--no-children"],
+            // Without inline expansions a DWARF-unwound entry's srcline
+            // comes from its address, as a frame pointer's does.
+            &["--no-inline", "--sort", "srcline"],
+            &["--no-inline", "--sort", "dso,srcline", "-g", "none"],
         ] {
             if let Err(e) = compare_report(&file, Input::File, args) {
                 failures.push(e);

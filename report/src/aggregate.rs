@@ -4322,9 +4322,11 @@ fn frame_seeds(
         // which misses for user DSOs and falls back to sym+offset.
         let csrc = if p.need_src {
             match f.map {
-                // DWARF-unwound entries carry their srcline (perf's
-                // unwind_entry).
-                Some(_) if f.unwound => (
+                // A DWARF-unwound entry of an inline expansion carries its
+                // srcline (perf's unwind_entry appends the inline list);
+                // another has one only when the key is not the function
+                // (callchain_srcline), else it is computed from the raw ip.
+                Some(_) if f.unwound && f.srcline.is_some() => (
                     Some(callchains.srcline(machine, resolver, strings, f)),
                     None,
                 ),
