@@ -5626,30 +5626,39 @@ fn data_loc_widths(d: &ReportData, h: &Hists) -> Vec<usize> {
             }
         }
     };
-    let walk = |tree: &crate::rbtree::RbTree, new: &Entry, widen: &mut dyn FnMut(&Entry, usize)| {
+    // One insertion into a tree of entries (`entry_of` its node's): the
+    // walk, widening by each entry met, then the new node.
+    let insert = |tree: &mut crate::rbtree::RbTree,
+                  entry_of: &dyn Fn(usize) -> usize,
+                  new: &Entry,
+                  widen: &mut dyn FnMut(&Entry, usize),
+                  add: bool| {
         let mut node = tree.root;
-        while let (Some(n), Some(e)) = (tree.nodes.get(node as usize), h.entries.get(node as usize))
-        {
-            let (reached, order) = first_difference(new, e);
-            widen(e, reached);
+        while let Some(n) = tree.nodes.get(node as usize) {
+            let existing = &h.entries[entry_of(node as usize)];
+            let (reached, order) = first_difference(new, existing);
+            widen(existing, reached);
             match order {
                 Ordering::Equal => break,
                 Ordering::Less => node = n.left,
                 Ordering::Greater => node = n.right,
             }
         }
+        // (Node ids stay the entries' order: an equal one is added too.)
+        if add {
+            tree.insert_by(0, |at, _| {
+                first_difference(new, &h.entries[entry_of(at)]).1 == Ordering::Less
+            });
+        }
     };
     let mut tree = crate::rbtree::RbTree::default();
     for e in &h.entries {
-        walk(&tree, e, &mut widen);
-        tree.insert_by(0, |at, _| {
-            first_difference(e, &h.entries[at]).1 == Ordering::Less
-        });
+        insert(&mut tree, &|at| at, e, &mut widen, true);
     }
     for e in &h.entries {
         let inserted = e.nr_samples.max(e.cg.as_ref().map_or(0, |c| c.acc_count));
         if inserted >= 2 {
-            walk(&tree, e, &mut widen);
+            insert(&mut tree, &|at| at, e, &mut widen, false);
         }
     }
     let mut in_order: Vec<usize> = (0..h.entries.len()).collect();
@@ -5660,21 +5669,8 @@ fn data_loc_widths(d: &ReportData, h: &Hists) -> Vec<usize> {
         let mut collapsed = crate::rbtree::RbTree::default();
         let mut inserted: Vec<usize> = Vec::new();
         for &i in &in_order {
-            let e = &h.entries[i];
-            let mut node = collapsed.root;
-            while let Some(n) = collapsed.nodes.get(node as usize) {
-                let existing = &h.entries[inserted[node as usize]];
-                let (reached, order) = first_difference(e, existing);
-                widen(existing, reached);
-                match order {
-                    Ordering::Equal => break,
-                    Ordering::Less => node = n.left,
-                    Ordering::Greater => node = n.right,
-                }
-            }
-            collapsed.insert_by(0, |at, _| {
-                first_difference(e, &h.entries[inserted[at]]).1 == Ordering::Less
-            });
+            let of = |at: usize| inserted[at];
+            insert(&mut collapsed, &of, &h.entries[i], &mut widen, true);
             inserted.push(i);
         }
     }
