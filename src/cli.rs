@@ -607,7 +607,9 @@ pub struct ReportArgs {
     /// local_ins_lat, ins_lat, transaction, code_page_size, addr (branch mode: dso_from,
     /// dso_to, symbol_from, symbol_to, cycles; --mem-mode: symbol_daddr, symbol_iaddr,
     /// dso_daddr, locked, tlb, mem, snoop, phys_daddr, data_page_size, blocked). A key
-    /// may be shortened to a prefix, as perf allows.
+    /// may be shortened to a prefix, as perf allows. Another name is a tracepoint field:
+    /// FIELD (of every tracepoint that has it), EVENT.FIELD, EVENT.* or %N.FIELD (the
+    /// Nth event), trace_fields (all of them), each with /raw for the raw value.
     #[arg(short = 's', long = "sort")]
     pub sort: Option<String>,
     /// Memory access profile (files recorded with -d): entries by the
