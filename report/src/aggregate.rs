@@ -140,6 +140,16 @@ pub struct DynamicKey {
     pub raw: bool,
 }
 
+/// Whether perf's get_default_sort_order sees a file of tracepoints only
+/// (`trace` order): it looks before reading any record, so a pipe (whose
+/// events come as records) never is.
+pub fn tracepoints_only(file: &PerfFile<'_>) -> bool {
+    let attrs = file.attrs();
+    file.mode() == prec_format::read::Mode::File
+        && !attrs.is_empty()
+        && attrs.iter().all(|a| a.attr.type_ == attr_type::TRACEPOINT)
+}
+
 /// A sample's values of the tracepoint field keys, as one interned string
 /// (an entry's [`Entry::fields`]): per [`Options::dynamic`] key the field's
 /// bytes in hex, which keeps the order of perf's `memcmp` of them, and
@@ -2289,14 +2299,8 @@ fn build_naming(
         // perf's ipc_lbr instead: no column without cycle counts.
         options.sort.retain(|&k| k != SortKey::IpcNull);
     }
-    // perf's get_default_sort_order: `trace` when every event is a
-    // tracepoint. It looks before reading any record, so a pipe (whose
-    // events come as records) keeps the usual order.
-    if !options.sort_given
-        && file.mode() == prec_format::read::Mode::File
-        && !attrs.is_empty()
-        && attrs.iter().all(|a| a.attr.type_ == attr_type::TRACEPOINT)
-    {
+    // perf's get_default_sort_order: `trace` for a file of tracepoints.
+    if !options.sort_given && tracepoints_only(file) {
         // The parent key of a non-default --parent after it; no key
         // collapses, so neither does the symbol filter apply.
         let parent = options.sort.contains(&SortKey::Parent);

@@ -404,17 +404,11 @@ fn non_strict_sort(args: &ReportArgs) -> Option<&str> {
 
 /// perf's `get_default_sort_order`, which `--sort +KEYS` extends.
 fn default_sort_order(opts: &Options, file: &prec_format::PerfFile<'_>) -> &'static str {
-    let attrs = file.attrs();
     if aggregate::branch_mode(file, opts) {
         "comm,dso_from,symbol_from,symbol_to,cycles"
     } else if opts.mem_mode {
         aggregate::DEFAULT_MEM_SORT_ORDER
-    } else if file.mode() == prec_format::read::Mode::File
-        && !attrs.is_empty()
-        && attrs
-            .iter()
-            .all(|a| a.attr.type_ == prec_format::attr::attr_type::TRACEPOINT)
-    {
+    } else if aggregate::tracepoints_only(file) {
         "trace"
     } else {
         "comm,dso,symbol"
@@ -438,15 +432,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     }
     // perf's get_default_sort_order with --raw-trace, for a file of
     // tracepoints: a column per field.
-    let attrs = file.attrs();
-    if opts.raw_trace
-        && !opts.sort_given
-        && file.mode() == prec_format::read::Mode::File
-        && !attrs.is_empty()
-        && attrs
-            .iter()
-            .all(|a| a.attr.type_ == prec_format::attr::attr_type::TRACEPOINT)
-    {
+    if opts.raw_trace && !opts.sort_given && aggregate::tracepoints_only(&file) {
         opts = options(&args, Some("trace_fields"), &file)?;
     }
     // A large input need not stay resident once read.
