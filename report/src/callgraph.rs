@@ -821,11 +821,17 @@ impl CallTree {
             };
         }
         self.note_child_kind(parent, f, cmp, out);
-        if let Some(tree) = self.mixed_siblings.get_mut(&parent) {
+        // Without a rotation the new child is only a leaf where this walk
+        // ended, and every other walk goes as before.
+        let rotated = self.mixed_siblings.get_mut(&parent).is_none_or(|tree| {
+            let rotations = tree.rotations;
             tree.insert_at(link_to, go_left, 0);
+            tree.rotations != rotations
+        });
+        if rotated {
+            self.nodes[parent as usize].mixed_version += 1;
+            out.changed_mixed = true;
         }
-        self.nodes[parent as usize].mixed_version += 1;
-        out.changed_mixed = true;
         self.push_child(parent, f)
     }
 

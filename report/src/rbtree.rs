@@ -29,6 +29,9 @@ pub(crate) struct RbNode {
 pub(crate) struct RbTree {
     pub nodes: Vec<RbNode>,
     pub root: u32,
+    /// How many rotations the tree has had: a search's path changes only
+    /// with them (an insertion without one only hangs a leaf).
+    pub rotations: u64,
 }
 
 impl Default for RbTree {
@@ -36,6 +39,7 @@ impl Default for RbTree {
         RbTree {
             nodes: Vec::new(),
             root: NIL,
+            rotations: 0,
         }
     }
 }
@@ -94,6 +98,7 @@ impl RbTree {
     }
 
     pub(crate) fn rotate_left(&mut self, x: u32) {
+        self.rotations += 1;
         let y = self.right(x);
         let yl = self.left(y);
         self.set_right(x, yl);
@@ -108,6 +113,7 @@ impl RbTree {
     }
 
     pub(crate) fn rotate_right(&mut self, x: u32) {
+        self.rotations += 1;
         let y = self.left(x);
         let yr = self.right(y);
         self.set_left(x, yr);

@@ -199,6 +199,8 @@ pub(crate) struct SampleReplay<'a> {
     /// Each check's entry, apart: [`Self::checks_hold`] reads them all and
     /// the rest of a check only where its tree changed.
     check_entries: Vec<u32>,
+    /// Scratch of [`Self::checks_hold`]: the checks whose trees changed.
+    changed_checks: Vec<usize>,
     /// Counts [`Self::reordered`] calls.
     generation: u32,
     /// Counts [`Self::trees_changed`] calls.
@@ -408,13 +410,32 @@ impl<'a> SampleReplay<'a> {
             .tree_changed_at
             .get(hists)
             .map_or(&[][..], Vec::as_slice);
-        let changed: Vec<usize> = (start as usize..end as usize)
-            .filter(|&at| {
-                let entry = self.check_entries[at] as usize;
-                held_at == UNCHECKED || stamps.get(entry).is_some_and(|&s| s > held_at)
-            })
-            .collect();
-        for at in changed {
+        let mut changed = std::mem::take(&mut self.changed_checks);
+        changed.clear();
+        changed.extend((start as usize..end as usize).filter(|&at| {
+            let entry = self.check_entries[at] as usize;
+            held_at == UNCHECKED || stamps.get(entry).is_some_and(|&s| s > held_at)
+        }));
+        let holds = self.revise_checks(r, &changed, trees, ips, p);
+        self.changed_checks = changed;
+        if holds {
+            self.resolved_outcomes[r as usize].checked_at = self.trees_changes;
+        }
+        holds
+    }
+
+    /// The part of [`Self::checks_hold`] for the checks at `changed`,
+    /// whose trees changed since they held.
+    fn revise_checks(
+        &mut self,
+        r: u32,
+        changed: &[usize],
+        trees: &impl Trees,
+        ips: &[u64],
+        p: Option<u32>,
+    ) -> bool {
+        let hists = self.resolved_outcomes[r as usize].hists as usize;
+        for &at in changed {
             let c = self.checks[at];
             let version = match trees.version(hists, c.entry, c.node) {
                 Some(v) if v == c.version => continue,
@@ -441,7 +462,6 @@ impl<'a> SampleReplay<'a> {
             self.checks[at].version = version;
             self.resolved_outcomes[r as usize].revision += 1;
         }
-        self.resolved_outcomes[r as usize].checked_at = self.trees_changes;
         true
     }
 
