@@ -393,6 +393,10 @@ pub struct RecordArgs {
     /// Don't print any messages.
     #[arg(short = 'q', long = "quiet")]
     pub quiet: bool,
+    /// Verbose: the recording's settings (perf's `-v` lines) and the size
+    /// of each ring buffer on stderr.
+    #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count)]
+    pub verbose: u8,
     /// Compress the data with zstd (level 1 unless given as -z=N or --compression-level=N).
     #[arg(
         short = 'z',

@@ -404,6 +404,62 @@ fn file_mode_old_rename_and_exit_code() {
     assert_eq!(o.status.code(), Some(128 + 15));
 }
 
+/// `record -v`'s settings lines (perf's record__mmap_read setup:
+/// `nr_cblocks`, `affinity`, `mmap flush`, `comp level`) and the first ring
+/// buffer's `mmap size`, in order.
+fn verbose_settings(stderr: &str) -> Vec<String> {
+    let mut lines: Vec<String> = stderr
+        .lines()
+        .filter(|l| {
+            ["nr_cblocks:", "affinity:", "mmap flush:", "comp level:"]
+                .iter()
+                .any(|p| l.starts_with(p))
+        })
+        .map(str::to_string)
+        .collect();
+    lines.extend(
+        stderr
+            .lines()
+            .find(|l| l.starts_with("mmap size "))
+            .map(str::to_string),
+    );
+    lines
+}
+
+#[test]
+fn verbose_prints_perfs_settings_lines() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    for options in [
+        &[][..],
+        &["-z", "-m", "16", "--affinity=cpu"][..],
+        &["--mmap-flush", "4096", "--aio=2", "-e", "task-clock"][..],
+    ] {
+        let mut theirs = perf();
+        theirs
+            .args(["record", "-v", "-o"])
+            .arg(dir.join("perf.data"))
+            .args(options)
+            .args(["--", "true"]);
+        let mut ours = prec();
+        ours.args(["record", "-v", "-o"])
+            .arg(dir.join("prec.data"))
+            .args(options)
+            .args(["--", "true"]);
+        let (theirs, ours) = (run(&mut theirs), run(&mut ours));
+        let expected = verbose_settings(&stderr(&theirs));
+        assert_eq!(
+            expected.len(),
+            5,
+            "perf -v {options:?}: {}",
+            stderr(&theirs)
+        );
+        assert_eq!(verbose_settings(&stderr(&ours)), expected, "{options:?}");
+    }
+}
+
 #[test]
 fn record_true_is_fast() {
     if !require_perf_record() {

@@ -708,6 +708,20 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         cmdline: std::env::args().collect(),
         modes,
     };
+    if args.verbose > 0 && !quiet {
+        // perf record -v's settings lines, then its line per ring buffer
+        // size (data pages plus the control page).
+        eprintln!("nr_cblocks: {}", cfg.modes.aio.unwrap_or(0));
+        let affinity = match cfg.modes.affinity {
+            Affinity::System => "SYS",
+            Affinity::Node => "NODE",
+            Affinity::Cpu => "CPU",
+        };
+        eprintln!("affinity: {affinity}");
+        eprintln!("mmap flush: {}", cfg.modes.mmap_flush.unwrap_or(1).max(1));
+        eprintln!("comp level: {}", cfg.modes.compression_level.unwrap_or(0));
+        eprintln!("mmap size {}B", (cfg.mmap_pages + 1) * sys::page_size());
+    }
     if cfg.modes.threads.is_some() {
         if cfg.modes.aio.is_some() {
             bail!("Asynchronous streaming mode (--aio) is mutually exclusive to parallel streaming mode.");
