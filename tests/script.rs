@@ -86,7 +86,14 @@ fn fixtures_match_perf_script() {
         let piped = file.to_string_lossy().contains("pipe");
         compare_script(file, Input::Pipe.if_piped(piped), args)
     };
-    let failures = compare_each(&own_fixtures(), OPTION_SETS, |_, _| None, compare);
+    let known = |name: &str, args: &[&str]| {
+        (name == "stl_sort-dwarf.data" && args == ["-v", "-a"]).then_some(
+            "-v demangles with parameters, and cpp_demangle takes a constructor \
+             template's first parameter for its return type: basic_string's \
+             `(unsigned long, char, ...)` prints as `(char, ...)`",
+        )
+    };
+    let failures = compare_each(&own_fixtures(), OPTION_SETS, known, compare);
     assert_no_failures(&failures);
 }
 

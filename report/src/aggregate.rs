@@ -5729,19 +5729,26 @@ fn sort_entries(data: &mut ReportData, hi: usize) -> Vec<usize> {
     let tree_keys = !hits.is_empty() && d.groups.is_none();
     let mut tree_graphs = !graph_effects.is_empty() && d.groups.is_none();
     // With a key that needs collapsing (comm), perf's collapse merges most
-    // pieces of its input tree again; the replay pays (3x on deep chains)
-    // only where perf keeps pieces apart for sure: an inline frame's entry
-    // hit from two map spaces has its symbol looked up again (RefindSym).
-    if tree_graphs && d.options.need_collapse {
+    // pieces of its input tree again; the replay pays (3x on deep frame
+    // pointer chains) only where perf's order can come out otherwise:
+    // where there are inline frames (DWARF-unwound chains: their entries
+    // tie with their real functions', and perf's input tree decides), or
+    // an inline frame's entry hit from two map spaces, which has its
+    // symbol looked up again (RefindSym) and stays apart.
+    let is_inline = |s: SymId| {
+        d.syms
+            .get(s.0 as usize)
+            .is_some_and(|sym| sym.base.is_some())
+    };
+    if tree_graphs
+        && d.options.need_collapse
+        && !entries.iter().any(|e| e.sym.is_some_and(is_inline))
+    {
         tree_graphs = refinds_a_symbol(
             &entries,
             graph_hits.clone(),
             |thread, level| map_space(d, thread, level),
-            |s| {
-                d.syms
-                    .get(s.0 as usize)
-                    .is_some_and(|sym| sym.base.is_some())
-            },
+            is_inline,
         );
     }
     let mut entries = if tree_keys {
@@ -6240,17 +6247,20 @@ fn split_graphs_like_perf(
         .collect();
     // The hits of the rebuilt pieces, each group's by rank, then in
     // sample order.
-    let mut rebuilt: Vec<(u32, u32, Effect, u64)> = Vec::new();
+    let mut rebuilt: Vec<(u32, u32, u32, Effect, u64)> = Vec::new();
     for ((eff, period, _), &piece) in hits.zip(&landed) {
         match pieces.get(piece as usize) {
             Some(&creator) if !whole[creator as usize] => {}
             _ => continue,
         }
         let p = piece as usize;
-        rebuilt.push((rank[p], group[p], eff, period));
+        rebuilt.push((rank[p], piece, group[p], eff, period));
     }
     rebuilt.sort_by_key(|&(rank, ..)| rank);
-    for (rank, target, eff, period) in rebuilt {
+    // A piece merged into another (rank > 0) first has its own call tree,
+    // which perf's callchain_merge then appends node by node.
+    let mut own_trees: HashMap<u32, (u32, CallTree)> = HashMap::default();
+    for (rank, piece, target, eff, period) in rebuilt {
         let (Some(Some(template)), Some(to)) =
             (merged.get(eff.entry as usize), out.get_mut(target as usize))
         else {
@@ -6270,14 +6280,35 @@ fn split_graphs_like_perf(
         }
         if eff.node != NO_NODE {
             let chain = from.tree.chain_to(eff.node);
-            // callchain_merge leaves the merged-into root's max_depth.
-            let depth = to.tree.max_depth;
-            to.tree
-                .append(&chain, period, cg.params.key, &cg.frames, strings);
-            if rank > 0 {
-                to.tree.max_depth = depth;
-            }
+            let tree = match rank {
+                0 => &mut to.tree,
+                _ => {
+                    &mut own_trees
+                        .entry(piece)
+                        .or_insert((target, CallTree::default()))
+                        .1
+                }
+            };
+            tree.append(&chain, period, cg.params.key, &cg.frames, strings);
         }
+    }
+    // In the collapse's order: a group's pieces by rank.
+    let mut merging: Vec<(u32, (u32, CallTree))> = own_trees.into_iter().collect();
+    merging.sort_by_key(|(piece, _)| rank[*piece as usize]);
+    for (_, (target, mut tree)) in merging {
+        let Some(to) = out.get_mut(target as usize).and_then(|e| e.cg.as_mut()) else {
+            continue;
+        };
+        tree.finish(cg.params.key, &cg.frames, strings);
+        // callchain_merge leaves the merged-into root's max_depth, and
+        // adds each node's hits as one chain: one sample in count mode.
+        let depth = to.tree.max_depth;
+        for (node, hit) in tree.hits_in_merge_order() {
+            let chain = tree.chain_to(node);
+            to.tree
+                .append(&chain, hit, cg.params.key, &cg.frames, strings);
+        }
+        to.tree.max_depth = depth;
     }
     for (e, &m) in out.iter_mut().zip(&pieces) {
         if whole[m as usize] {

@@ -1051,6 +1051,25 @@ impl CallTree {
         self.mixed_ranks = HashSet::default();
     }
 
+    /// The nodes with hits, each with its hits, in the order perf's
+    /// `callchain_merge` adds them to another tree: a node before its
+    /// children, the children in perf's tree order (after
+    /// [`Self::finish`]).
+    pub(crate) fn hits_in_merge_order(&self) -> Vec<(u32, u64)> {
+        let mut out = Vec::new();
+        let mut stack = vec![0u32];
+        while let Some(n) = stack.pop() {
+            let Some(node) = self.nodes.get(n as usize) else {
+                continue;
+            };
+            if node.hit > 0 {
+                out.push((n, node.hit));
+            }
+            stack.extend(node.children.iter().rev().map(|&(_, c)| c));
+        }
+        out
+    }
+
     /// Total hits of the tree.
     pub fn total(&self) -> u64 {
         self.cumul(0).0

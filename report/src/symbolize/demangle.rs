@@ -159,47 +159,101 @@ fn cpp(name: &str, params: bool) -> Option<String> {
         opts = opts.no_params().no_return_type();
     }
     let out = sym.demangle(&opts).ok()?;
-    Some(libiberty_style(&out))
+    Some(libiberty_style(&out, name))
 }
 
 /// Rewrites cpp_demangle's output where libiberty's printer differs.
-fn libiberty_style(s: &str) -> String {
+fn libiberty_style(s: &str, mangled: &str) -> String {
     let s = integer_literals(s).replace("std::nullptr_t", "decltype(nullptr)");
-    let s = std_abbreviations(&s);
+    let s = std_abbreviations(&s, mangled);
     let s = misplaced_qualifiers(&s);
     let s = function_types(&s);
     let s = function_addresses(&s);
+    let s = operator_template_calls(&s);
     // An empty template parameter pack prints nothing; libiberty then takes
     // back the `, ` before it, and as its last character is still a space,
     // a closing `>` after a `>` gets no space: `A<B<C>>`.
     s.replace(", >", ">")
 }
 
+/// cpp_demangle prints a space between an operator template's arguments
+/// and its parameters (`std::operator< <char> (char const&)`); libiberty
+/// does not.
+fn operator_template_calls(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(at) = rest.find("operator") {
+        let (before, from) = rest.split_at(at + "operator".len());
+        out.push_str(before);
+        // The operator's own characters, then ` <` opens its arguments.
+        let symbol = from
+            .find(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == ' ')
+            .unwrap_or(from.len());
+        let Some(args) = from[symbol..].strip_prefix(" <") else {
+            rest = from;
+            continue;
+        };
+        let mut depth = 1;
+        let mut end = None;
+        for (i, c) in args.char_indices() {
+            match c {
+                '<' => depth += 1,
+                '>' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = Some(i + 1);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(end) = end else {
+            rest = from;
+            continue;
+        };
+        out.push_str(&from[..symbol]);
+        out.push_str(" <");
+        out.push_str(&args[..end]);
+        rest = &args[end..];
+        if let Some(params) = rest.strip_prefix(" (") {
+            out.push('(');
+            rest = params;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The standard abbreviations `Ss`, `Si`, `So`, `Sd`: libiberty prints
 /// them short (`std::string`) except right before a constructor or
 /// destructor (`std::basic_string<char, std::char_traits<char>,
 /// std::allocator<char> >::basic_string`); cpp_demangle does otherwise.
-fn std_abbreviations(s: &str) -> String {
-    const ABBREVIATIONS: [(&str, &str, &str, &str); 4] = [
+fn std_abbreviations(s: &str, mangled: &str) -> String {
+    const ABBREVIATIONS: [(&str, &str, &str, &str, &str); 4] = [
         (
+            "Ss",
             "std::string",
             "std::basic_string<char, std::char_traits<char>, std::allocator<char> >",
             "string",
             "basic_string",
         ),
         (
+            "Si",
             "std::istream",
             "std::basic_istream<char, std::char_traits<char> >",
             "istream",
             "basic_istream",
         ),
         (
+            "So",
             "std::ostream",
             "std::basic_ostream<char, std::char_traits<char> >",
             "ostream",
             "basic_ostream",
         ),
         (
+            "Sd",
             "std::iostream",
             "std::basic_iostream<char, std::char_traits<char> >",
             "iostream",
@@ -216,7 +270,12 @@ fn std_abbreviations(s: &str) -> String {
         let rest = &s[i..];
         let boundary = !out.ends_with(ident) && !out.ends_with("::");
         if boundary && rest.starts_with("std::") {
-            for (short, full, short_last, last) in ABBREVIATIONS {
+            // The full form spelled out in the mangled name (not by its
+            // abbreviation) stays full.
+            let used = ABBREVIATIONS
+                .iter()
+                .filter(|(code, ..)| mangled.contains(code));
+            for &(_, short, full, short_last, last) in used {
                 for form in [full, short] {
                     let Some(after) = rest.strip_prefix(form) else {
                         continue;
@@ -530,6 +589,37 @@ mod tests {
             out.push('\n');
         }
         std::fs::write(o, out).expect("write");
+    }
+
+    /// Operator templates: libiberty's printer puts a space between
+    /// `operator<` and its template arguments, none before the parameters
+    /// (c++filt's output).
+    #[test]
+    fn operator_templates_with_parameters() {
+        for (mangled, expected) in [
+            (
+                "_ZStltIcSt11char_traitsIcESaIcEEbRKNSt7__cxx1112basic_stringIT_T0_T1_EESA_",
+                "bool std::operator< <char, std::char_traits<char>, std::allocator<char> >\
+                 (std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&, \
+                 std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&)",
+            ),
+            (
+                "_ZStlsISt11char_traitsIcEERSt13basic_ostreamIcT_ES5_PKc",
+                "std::basic_ostream<char, std::char_traits<char> >& \
+                 std::operator<< <std::char_traits<char> >\
+                 (std::basic_ostream<char, std::char_traits<char> >&, char const*)",
+            ),
+        ] {
+            assert_eq!(demangle_with(mangled, true).as_deref(), Some(expected));
+        }
+        assert_eq!(
+            demangle_with(
+                "_ZStltIcSt11char_traitsIcESaIcEEbRKNSt7__cxx1112basic_stringIT_T0_T1_EESA_",
+                false
+            )
+            .as_deref(),
+            Some("std::operator< <char, std::char_traits<char>, std::allocator<char> >")
+        );
     }
 
     #[test]
