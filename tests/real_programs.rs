@@ -893,6 +893,26 @@ fn tracepoints_trace_output() {
             }
         }
     }
+    // With call chains (children mode), perf makes an entry's trace output
+    // when it compares the entry with its own sample's children entries,
+    // as far as the keys before `trace` agree: the column then fits it,
+    // even for an event with a single entry.
+    let exec = ["-g", "-e", "sched:sched_process_exec"];
+    let chained = record_both(&dir, "exec-g", &exec, &[&sh, "-c", "true"]);
+    let runs: &[&[&str]] = &[
+        &[],
+        &["-g", "none"],
+        &["--sort", "sym,trace"],
+        &["--sort", "dso,trace"],
+        &["--sort", "cpu,trace"],
+        &["--no-children"],
+    ];
+    failures.extend(compare_each(
+        &chained,
+        runs,
+        |_, _| None,
+        |f, args| compare_report(f, Input::File, args),
+    ));
     let ls = which("ls").unwrap_or_else(|| "/bin/ls".into());
     let syscalls = ["-e", "raw_syscalls:sys_enter,sched:sched_process_exec"];
     let own = record_both(&dir, "syscalls", &syscalls, &[&ls, "/"]);

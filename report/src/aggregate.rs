@@ -1371,6 +1371,9 @@ pub struct Entry {
     pub srcfile: Option<StrId>,
     /// `--sort trace`: the tracepoint's trace output.
     pub trace: Option<StrId>,
+    /// perf compared the entry with a children entry of its own sample
+    /// (he_cache), which makes its trace output: the column then counts it.
+    pub trace_compared: bool,
     /// Tracepoint field keys ([`SortKey::Field`]): see [`EntryFields`].
     pub fields: Option<StrId>,
     /// `--sort time`: the sample's time bucket (ns).
@@ -1418,6 +1421,7 @@ impl Entry {
             srcline: self.srcline,
             srcfile: self.srcfile,
             trace: self.trace,
+            trace_compared: self.trace_compared,
             fields: self.fields,
             time: self.time,
             cpu: self.cpu,
@@ -1460,6 +1464,7 @@ impl Entry {
             srcline: None,
             srcfile: None,
             trace: None,
+            trace_compared: false,
             fields: None,
             time: 0,
             cpu: 0,
@@ -4590,6 +4595,15 @@ fn fresh<'a>(
                 }
                 let place = p.shard.sharded().then_some((stamp.seq, i as u32 + 1));
                 let cidx = entries.entry(h, f.entry, (&res.own, stamp, place), p.cpu_utilization);
+                if let Some(idx) = idx.filter(|_| cidx != usize::MAX) {
+                    // perf compares each frame's entry with the sample's
+                    // own (its he_cache), key by key, making the trace
+                    // output when it gets to that key.
+                    if !h.entries[idx].trace_compared && h.entries[idx].trace.is_some() {
+                        let reached = trace_key_reached(&h.entries[idx], &h.entries[cidx], p.sort);
+                        h.entries[idx].trace_compared = reached;
+                    }
+                }
                 if cidx == usize::MAX || (!no_dedup && he_cache.contains(&(cidx as u32))) {
                     continue;
                 }
@@ -4672,6 +4686,30 @@ fn fresh<'a>(
         pins,
         stale,
     )
+}
+
+/// Whether perf's comparison of entries `own` and `frame` (a sample's own
+/// entry and a children entry of it) gets to the trace key: the keys
+/// before it are equal. Keys not known to be equal count as different.
+fn trace_key_reached(own: &Entry, frame: &Entry, sort: &[SortKey]) -> bool {
+    sort.iter()
+        .take_while(|&&k| k != SortKey::Trace)
+        .all(|k| match k {
+            // The sample's own, in both.
+            SortKey::Pid | SortKey::Tid | SortKey::Cpu | SortKey::Field(_) => true,
+            SortKey::Comm => own.comm == frame.comm,
+            SortKey::Parent => own.parent == frame.parent,
+            SortKey::Dso => own.map.map(|m| m.dso) == frame.map.map(|m| m.dso),
+            SortKey::Sym => {
+                own.map.map(|m| m.dso) == frame.map.map(|m| m.dso)
+                    && match (own.sym, frame.sym) {
+                        (Some(a), Some(b)) => a == b,
+                        (None, None) => own.addr == frame.addr,
+                        _ => false,
+                    }
+            }
+            _ => false,
+        })
 }
 
 /// Samples per hand-over from the resolving thread to the adding one.

@@ -309,7 +309,7 @@ fn calc_widths_of<'e>(
         value_widths(data, e, &mut w);
         let at_level = |k: SortKey| level.is_none_or(|l| l == k);
         if let (Some(t), true) = (e.trace, at_level(SortKey::Trace)) {
-            if e.nr_samples >= 2 || trace_shared.shared(e) {
+            if e.nr_samples >= 2 || e.trace_compared || trace_shared.shared(e) {
                 w.trace = w.trace.max(data.strings.get(t).len());
             }
         }
