@@ -316,6 +316,46 @@ fn symfs_matches_perf() {
     assert_no_failures(&failures);
 }
 
+/// `--symfs DIR` moves perf's build-id cache to `DIR/.debug` even where
+/// DIR is `/` and so no symfs (perf's symbol__config_symfs runs before
+/// symbol__init drops it): the copies perf record kept in `~/.debug` of
+/// `[vdso]` and of a program rebuilt since are then not found.
+#[test]
+fn symfs_moves_the_build_id_cache() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    // [vdso]: clock_gettime in a loop.
+    let vdso = record(&dir, "oddframes", &fixture_bin("oddframes"), &["100"]);
+    // A program replaced by another at its path after the recording.
+    let program = dir.join("prog");
+    std::fs::copy(fixture_bin("hot3"), &program).expect("copy hot3");
+    let rebuilt = record(&dir, "prog", &program, &["0.3"]);
+    std::fs::copy(fixture_bin("threads"), &program).expect("replace the program");
+    let mut failures = Vec::new();
+    for data in [&vdso, &rebuilt] {
+        for args in [
+            &["--sort", "comm,dso,sym"][..],
+            &["--symfs", "/", "--sort", "comm,dso,sym"],
+            &["--symfs", "/tmp/..", "--sort", "dso,sym", "-n"],
+        ] {
+            if let Err(e) = compare_report(data, Input::File, args) {
+                failures.push(e);
+            }
+        }
+        if let Err(e) = compare_script(data, Input::File, &["--symfs", "/", "-F", "ip,sym,dso"]) {
+            failures.push(e);
+        }
+    }
+    let unresolved = report_stdio(prec(), &vdso, Input::File, &["--symfs", "/"]);
+    assert!(
+        unresolved.contains("[vdso]") && !unresolved.contains("__vdso_clock_gettime"),
+        "{unresolved}"
+    );
+    assert_no_failures(&failures);
+}
+
 fn path_str(p: &Path) -> &str {
     p.to_str().expect("UTF-8 path")
 }

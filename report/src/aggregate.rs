@@ -666,6 +666,9 @@ pub struct Options {
     /// leader's, as without it).
     pub group_sort_idx: i32,
     pub symfs: Option<PathBuf>,
+    /// perf's build-id cache when not `~/.debug` (see
+    /// [`SymbolizerOptions::build_id_dir`]).
+    pub build_id_dir: Option<PathBuf>,
     pub kallsyms: Option<PathBuf>,
     pub demangle: bool,
     pub quiet: bool,
@@ -742,6 +745,7 @@ impl Default for Options {
             no_group: false,
             group_sort_idx: 0,
             symfs: None,
+            build_id_dir: None,
             kallsyms: None,
             demangle: true,
             quiet: false,
@@ -1772,10 +1776,6 @@ fn trim_build_id(b: &[u8]) -> &[u8] {
     &b[..len]
 }
 
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
 /// An address's srcline and srcfile (either may be missing).
 type SrclineFile = (Option<StrId>, Option<StrId>);
 
@@ -2395,6 +2395,7 @@ fn build_naming(
     // Kernel symbols from perf's build-id cache when the kernel differs.
     let mut sym_opts = SymbolizerOptions {
         symfs: options.symfs.clone(),
+        build_id_dir: options.build_id_dir.clone(),
         kallsyms: options.kallsyms.clone(),
         demangle: options.demangle,
         demangle_params: options.verbose,
@@ -2410,15 +2411,7 @@ fn build_naming(
                 let b = trim_build_id(b);
                 let running = running_kernel_build_id();
                 if !b.is_empty() && running.as_deref().map(trim_build_id) != Some(b) {
-                    if let Some(home) = std::env::var_os("HOME") {
-                        let p = PathBuf::from(home)
-                            .join(".debug/[kernel.kallsyms]")
-                            .join(hex(b))
-                            .join("kallsyms");
-                        if p.exists() {
-                            sym_opts.kallsyms = Some(p);
-                        }
-                    }
+                    sym_opts.kallsyms = crate::symbolize::cached_kallsyms(&sym_opts, b);
                 }
             }
         }

@@ -401,6 +401,9 @@ pub struct ScriptOptions {
     /// `--time`: the samples kept.
     pub time: Option<crate::time_ranges::TimeRanges>,
     pub symfs: Option<PathBuf>,
+    /// perf's build-id cache when not `~/.debug` (see
+    /// [`crate::symbolize::SymbolizerOptions::build_id_dir`]).
+    pub build_id_dir: Option<PathBuf>,
     pub kallsyms: Option<PathBuf>,
     /// Demangle names (default true via [`ScriptOptions::new`]).
     pub demangle: bool,
@@ -1039,6 +1042,7 @@ impl<'f> Session<'f> {
         // Kernel symbols from perf's build-id cache when the kernel differs.
         let mut sym_opts = SymbolizerOptions {
             symfs: opts.symfs.clone(),
+            build_id_dir: opts.build_id_dir.clone(),
             kallsyms: opts.kallsyms.clone(),
             demangle: opts.demangle,
             demangle_params: opts.demangle_params,
@@ -1051,15 +1055,7 @@ impl<'f> Session<'f> {
                     let b = trim_build_id(b);
                     let running = running_kernel_build_id();
                     if !b.is_empty() && running.as_deref().map(trim_build_id) != Some(b) {
-                        if let Some(home) = std::env::var_os("HOME") {
-                            let p = PathBuf::from(home)
-                                .join(".debug/[kernel.kallsyms]")
-                                .join(hex(b))
-                                .join("kallsyms");
-                            if p.exists() {
-                                sym_opts.kallsyms = Some(p);
-                            }
-                        }
+                        sym_opts.kallsyms = crate::symbolize::cached_kallsyms(&sym_opts, b);
                     }
                 }
             }

@@ -259,6 +259,7 @@ fn options(
     o.no_group = args.no_group;
     o.group_sort_idx = args.group_sort_idx.unwrap_or(0);
     o.symfs = crate::cli::effective_symfs(&args.data.symfs);
+    o.build_id_dir = args.data.symfs.as_ref().map(|d| d.join(".debug"));
     o.kallsyms = args.data.kallsyms.clone();
     o.demangle = !args.data.no_demangle;
     // Binaries are memory-mapped (the mapping lives in prec-record, which

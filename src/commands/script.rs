@@ -96,6 +96,7 @@ fn options(args: &ScriptArgs) -> Result<ScriptOptions> {
         o.cpus = Some(cpu_list(c)?);
     }
     o.symfs = crate::cli::effective_symfs(&args.data.symfs);
+    o.build_id_dir = args.data.symfs.as_ref().map(|d| d.join(".debug"));
     o.kallsyms = args.data.kallsyms.clone();
     o.demangle = !args.data.no_demangle;
     o.demangle_params = args.verbose > 0;

@@ -78,6 +78,10 @@ pub struct SymbolizerOptions {
     /// and perf's build-id cache at `DIR/.debug`. Kernel symbols then come
     /// only from [`Self::kallsyms`], as in perf 6.1.
     pub symfs: Option<PathBuf>,
+    /// perf's build-id cache, when not `~/.debug`: perf's `--symfs DIR`
+    /// sets it to `DIR/.debug` even where `DIR` is `/` (and so no symfs).
+    /// The running system's vdso then stands for none of its entries.
+    pub build_id_dir: Option<PathBuf>,
     /// kallsyms file to use instead of `/proc/kallsyms` (`--kallsyms`).
     pub kallsyms: Option<PathBuf>,
     /// Demangle C++ and Rust names (`--no-demangle` sets this to false).
@@ -98,6 +102,7 @@ impl fmt::Debug for SymbolizerOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SymbolizerOptions")
             .field("symfs", &self.symfs)
+            .field("build_id_dir", &self.build_id_dir)
             .field("kallsyms", &self.kallsyms)
             .field("demangle", &self.demangle)
             .field("demangle_params", &self.demangle_params)
@@ -111,6 +116,7 @@ impl Default for SymbolizerOptions {
     fn default() -> Self {
         SymbolizerOptions {
             symfs: None,
+            build_id_dir: None,
             kallsyms: None,
             demangle: true,
             demangle_params: false,
@@ -376,22 +382,33 @@ fn current_vdso() -> std::io::Result<Vec<u8>> {
 
 /// perf's build-id cache: `~/.debug`, or `DIR/.debug` with `--symfs DIR`
 /// (perf's `symbol__config_symfs` skips the local cache then).
-fn build_id_cache_dir(symfs: Option<&Path>) -> Option<PathBuf> {
-    match symfs {
-        Some(root) => Some(root.join(".debug")),
-        None => std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".debug")),
+fn build_id_cache_dir(options: &SymbolizerOptions) -> Option<PathBuf> {
+    match (&options.build_id_dir, &options.symfs) {
+        (Some(dir), _) => Some(dir.clone()),
+        (None, Some(root)) => Some(root.join(".debug")),
+        (None, None) => std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".debug")),
     }
+}
+
+/// The kernel symbols perf record kept for the kernel with build-id `id`
+/// in perf's build-id cache (`~/.debug/[kernel.kallsyms]/ID/kallsyms`).
+pub(crate) fn cached_kallsyms(options: &SymbolizerOptions, id: &[u8]) -> Option<PathBuf> {
+    let p = build_id_cache_dir(options)?
+        .join("[kernel.kallsyms]")
+        .join(hex(id))
+        .join("kallsyms");
+    p.exists().then_some(p)
 }
 
 /// perf's build-id cache entry of `id` (`~/.debug/.build-id/xx/yyyy/`,
 /// holding `elf` and `debug`).
-fn build_id_cache_entry(symfs: Option<&Path>, id: &[u8]) -> Option<PathBuf> {
+fn build_id_cache_entry(options: &SymbolizerOptions, id: &[u8]) -> Option<PathBuf> {
     if id.len() <= 1 {
         return None;
     }
     let h = hex(id);
     Some(
-        build_id_cache_dir(symfs)?
+        build_id_cache_dir(options)?
             .join(".build-id")
             .join(&h[..2])
             .join(&h[2..]),
@@ -457,14 +474,16 @@ fn prepare_binary(
     if !pseudo {
         candidates.push(with_symfs(symfs, Path::new(path)));
     }
-    if let Some(cached) = expected.and_then(|id| build_id_cache_entry(symfs, id)) {
+    if let Some(cached) = expected.and_then(|id| build_id_cache_entry(options, id)) {
         candidates.push(cached.join("elf"));
     }
     let mut mismatch: Option<(PathBuf, Option<Vec<u8>>)> = None;
     let mut corrupt: Option<(PathBuf, String)> = None;
     let mut data_file = false;
     let is_vdso = path == "[vdso]";
-    if is_vdso {
+    // This system's vdso stands for the copy perf record keeps in the
+    // user's own cache.
+    if is_vdso && options.build_id_dir.is_none() && symfs.is_none() {
         candidates.push(PathBuf::from("[vdso]"));
     }
     let mut vdso = Some(vdso);
@@ -572,7 +591,7 @@ fn read_symbols(
     if syms.is_empty() {
         // Stripped: prefer the separate debug file's .symtab, like perf.
         let load = |p: &Path| load_with(options.loader.as_ref(), p);
-        bin.debug = find_debug_file(options.symfs.as_deref(), &load, name, &bin.file, &bin.info);
+        bin.debug = find_debug_file(options, &load, name, &bin.file, &bin.info);
         if let DebugFile::Found(_, map, _) = &bin.debug {
             syms = elf::function_symbols(map, Table::Symtab).unwrap_or_default();
         }
@@ -883,12 +902,11 @@ impl Symbolizer {
     fn dwarf(&mut self, bin: BinaryId) -> Option<&Dwarf> {
         let idx = bin.0 as usize;
         if matches!(self.binaries.get(idx)?.dwarf, DwarfState::NotLoaded) {
-            let symfs = self.options.symfs.clone();
-            let loader = self.options.loader.clone();
+            let options = self.options.clone();
             let binary = self.binaries.get_mut(idx)?;
             if !binary.info.has_dwarf {
-                let load = |p: &Path| load_with(loader.as_ref(), p);
-                search_debug_file(symfs.as_deref(), &load, binary);
+                let load = |p: &Path| load_with(options.loader.as_ref(), p);
+                search_debug_file(&options, &load, binary);
             }
             let data = if binary.info.has_dwarf {
                 Some(&binary.map)
@@ -1271,7 +1289,7 @@ impl Symbolizer {
                 }
             }
         }
-        if let Some(entry) = expected.and_then(|id| build_id_cache_entry(symfs, id)) {
+        if let Some(entry) = expected.and_then(|id| build_id_cache_entry(&self.options, id)) {
             // perf caches a vdso image as `vdso`, any other as `elf`.
             let image = if long_name.starts_with("[vdso") {
                 "vdso"
@@ -1333,24 +1351,25 @@ impl Symbolizer {
 
 /// Finds the separate debug file of `bin` (once).
 fn search_debug_file(
-    symfs: Option<&Path>,
+    options: &SymbolizerOptions,
     loader: &dyn Fn(&Path) -> std::io::Result<FileBytes>,
     bin: &mut Binary,
 ) {
     if matches!(bin.debug, DebugFile::NotSearched) {
-        bin.debug = find_debug_file(symfs, loader, &bin.name, &bin.file, &bin.info);
+        bin.debug = find_debug_file(options, loader, &bin.name, &bin.file, &bin.info);
     }
 }
 
 /// The separate debug file of the binary mapped as `name`, opened as
 /// `file`, whose ELF is `info`.
 fn find_debug_file(
-    symfs: Option<&Path>,
+    options: &SymbolizerOptions,
     loader: &dyn Fn(&Path) -> std::io::Result<FileBytes>,
     name: &str,
     file: &Path,
     info: &ElfInfo,
 ) -> DebugFile {
+    let symfs = options.symfs.as_deref();
     let mut candidates: Vec<PathBuf> = Vec::new();
     let usr_debug = with_symfs(symfs, Path::new("/usr/lib/debug"));
     if let Some(id) = info.build_id.as_deref().filter(|i| i.len() > 1) {
@@ -1382,7 +1401,7 @@ fn find_debug_file(
     if let Some(cached) = info
         .build_id
         .as_deref()
-        .and_then(|id| build_id_cache_entry(symfs, id))
+        .and_then(|id| build_id_cache_entry(options, id))
     {
         candidates.push(cached.join("debug"));
         // perf record's copy of the binary: perf reads its symbols and
