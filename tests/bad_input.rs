@@ -327,3 +327,64 @@ fn foreign_owner_needs_force_like_perf() {
     }
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// `script` on a data section cut inside a record, or with a record that
+/// does not parse: perf script fails (after what it printed); prec prints
+/// the records it can read, says where the data stopped, and fails too.
+/// An attr_size larger than the attr section is refused by name.
+#[test]
+fn script_fails_on_a_damaged_data_section_like_perf() {
+    if !require_perf() {
+        return;
+    }
+    let dir = tempdir();
+    let whole = fs::read(own_fixture("hot3-default.data")).expect("read the fixture");
+    let data_offset = get_u64(&whole, 40) as usize;
+    let data_size = get_u64(&whole, 48) as usize;
+    let cut = dir.join("cut.data");
+    fs::write(&cut, &whole[..data_offset + data_size / 2 + 5]).expect("write");
+    let mut oversized = whole.clone();
+    put_u64(&mut oversized, 16, u64::MAX);
+    let bad_attr_size = dir.join("attr-size.data");
+    fs::write(&bad_attr_size, &oversized).expect("write");
+    for (file, expected) in [(&cut, "at offset 0x"), (&bad_attr_size, "attr_size 0x")] {
+        let theirs = perf()
+            .args(["script", "-i"])
+            .arg(file)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run perf script");
+        assert!(
+            !theirs.status.success(),
+            "perf script succeeded on {}",
+            file.display()
+        );
+        let ours = prec()
+            .args(["script", "-i"])
+            .arg(file)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run prec script");
+        let stderr = String::from_utf8_lossy(&ours.stderr);
+        assert!(
+            !ours.status.success() && ours.status.code() != Some(101),
+            "prec script on {}: {:?}\n{stderr}",
+            file.display(),
+            ours.status
+        );
+        assert!(
+            stderr.contains(&file.display().to_string()) && stderr.contains(expected),
+            "{stderr}"
+        );
+    }
+    let partial = prec()
+        .args(["script", "-i"])
+        .arg(&cut)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run prec script");
+    assert!(
+        String::from_utf8_lossy(&partial.stdout).contains("hot_"),
+        "no samples before the cut"
+    );
+}

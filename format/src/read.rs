@@ -198,6 +198,16 @@ impl<'a> PerfFile<'a> {
                 )),
             ));
         };
+        if attr_size > attrs.size && attrs.size != 0 {
+            return Err(Error::new(
+                16,
+                ErrorKind::BadHeader(format!(
+                    "attr_size {attr_size:#x} is larger than the whole attr section ({:#x} bytes); \
+                     expected the size of one perf_event_attr and its ids section",
+                    attrs.size
+                )),
+            ));
+        }
         let nr_attrs = attrs.size.checked_div(attr_size).unwrap_or(0);
         let mut event_attrs = Vec::new();
         let mut ac = Cursor::new(

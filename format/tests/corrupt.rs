@@ -152,3 +152,18 @@ fn big_cpu_topology_decodes_quickly() {
     let secs = start.elapsed().as_secs_f64();
     assert!(secs < 2.0, "CPU_TOPOLOGY decode took {secs:.1} s");
 }
+
+/// An attr_size larger than the attr section is refused by name (before,
+/// the file read as one without events, and `prec script` printed nothing
+/// and said nothing).
+#[test]
+fn oversized_attr_size_is_an_error() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/perf/hot3-default.data");
+    let mut data = std::fs::read(&path).expect("read hot3-default.data");
+    data[16..24].copy_from_slice(&u64::MAX.to_le_bytes());
+    let Err(e) = PerfFile::parse(&data) else {
+        panic!("a file with attr_size {:#x} parsed", u64::MAX);
+    };
+    let text = e.to_string();
+    assert!(text.contains("attr_size 0xffffffffffffffff"), "{text}");
+}

@@ -431,6 +431,17 @@ pub type UnwinderFactory = std::sync::Arc<dyn Fn() -> Box<dyn Unwinder> + Send +
 /// See [`ScriptOptions::release`].
 pub type ReleaseHook = std::sync::Arc<dyn Fn(u64) + Send + Sync>;
 
+/// How the warnings of a damaged data section start (see [`is_damage`]).
+const STOPPED_READING: &str = "stopped reading ";
+const SKIPPED_BAD: &str = "skipping bad ";
+
+/// Whether a warning of [`write_script`] says the data section is damaged
+/// (a record cut short or unreadable): the output is then partial, and
+/// `prec script` fails after it as perf script does.
+pub fn is_damage(warning: &str) -> bool {
+    warning.starts_with(STOPPED_READING) || warning.starts_with(SKIPPED_BAD)
+}
+
 /// Progress between two calls of [`ScriptOptions::release`].
 pub const RELEASE_STEP: u64 = 64 << 20;
 
@@ -1260,7 +1271,7 @@ impl<'f> Session<'f> {
                 Ok(r) => r,
                 Err(e) => {
                     self.warnings.push(format!(
-                        "stopped reading {e}; the output covers the records before it"
+                        "{STOPPED_READING}{e}; the output covers the records before it"
                     ));
                     break;
                 }
@@ -1284,7 +1295,7 @@ impl<'f> Session<'f> {
                 Ok(rec) => rec,
                 Err(e) => {
                     self.warnings
-                        .push(format!("skipping bad {kind} record: {e}"));
+                        .push(format!("{SKIPPED_BAD}{kind} record: {e}"));
                     continue;
                 }
             };

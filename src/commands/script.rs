@@ -204,5 +204,10 @@ pub fn run(args: ScriptArgs) -> Result<ExitCode> {
         eprintln!("prec: {}: {e}", input.name);
         return Ok(ExitCode::FAILURE);
     }
+    // perf script fails on a damaged record (after printing those before
+    // it); prec prints what it can read, said so above, and fails too.
+    if warnings.iter().any(|w| script::is_damage(w)) {
+        return Ok(ExitCode::FAILURE);
+    }
     Ok(ExitCode::SUCCESS)
 }
