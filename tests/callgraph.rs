@@ -111,9 +111,13 @@ fn inline_heavy_dwarf_fixture_matches_perf() {
     }
     let mut failures = Vec::new();
     compare_all(&own_fixture("stl_sort-dwarf.data"), &mut failures);
+    // -t: perf prints each entry into a buffer of the columns' widths
+    // (with no room for colours), which an ` (inlined)` name overflows.
     for args in [
         &["--sort", "comm,sym"][..],
         &["--sort", "comm,dso,sym", "-n"],
+        &["-t", ","],
+        &["-t", ",", "-g", "none"],
     ] {
         if let Err(e) = compare(&own_fixture("stl_sort-dwarf.data"), args) {
             failures.push(e);
@@ -235,6 +239,69 @@ fn inline_entries_of_forked_processes_match_perf() {
             );
         }
     }
+}
+
+/// The same `-O2 -g` program run twice (`--call-graph dwarf`): the first
+/// hit of the second process's map looks the inline frame's entry's
+/// symbol up again (it becomes `caller_of_inline`), and that process's
+/// later inline frames make a new entry of their own, since the renamed
+/// one no longer compares equal to them.
+#[test]
+fn inline_entries_of_two_runs_match_perf() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let program = fixture_bin("inline_hot");
+    let twice = format!("{0} 0.15; {0} 0.15", program.display());
+    let data = dir.join("twice.data");
+    record(
+        perf(),
+        &data,
+        &["--call-graph", "dwarf,1024", "-F", "499"],
+        &["sh", "-c", &twice],
+    );
+    let mut failures = Vec::new();
+    for args in [
+        &[][..],
+        &["-g", "none"],
+        &["-g", "caller"],
+        &["--sort", "sym"],
+    ] {
+        if let Err(e) = compare(&data, args) {
+            failures.push(e);
+        }
+    }
+    assert_no_failures(&failures);
+}
+
+/// Keys without `sym` still get each entry's symbol, as perf resolves
+/// every sample's: only an entry without one widens the Shared Object
+/// column to 16 (perf's hists__set_unres_dso_col_len). A user-only
+/// recording of short-named DSOs shows it.
+#[test]
+fn dso_keys_without_sym_match_perf() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let data = perf_record_program(
+        dir.join("threads-u.data"),
+        &["-g", "-e", "cpu-clock:u"],
+        &fixture_bin("threads"),
+        &["0.3"],
+    );
+    let mut failures = Vec::new();
+    for args in [
+        &["--sort", "dso"][..],
+        &["--sort", "comm,dso", "--comms", "worker-a,worker-b"],
+        &["--sort", "pid,dso", "-g", "none"],
+    ] {
+        if let Err(e) = compare(&data, args) {
+            failures.push(e);
+        }
+    }
+    assert_no_failures(&failures);
 }
 
 /// Samples in code run from a data object: perf's entry names the

@@ -2433,14 +2433,10 @@ fn build_naming(
             .iter()
             .any(|&k| k.reads_values() || k == SortKey::Addr);
     let mut value_ids: HashMap<ValueKey, u32> = HashMap::default();
-    let need_sym = want(SortKey::Sym)
-        || want(SortKey::SymSize)
-        || want(SortKey::IpcNull)
-        || options.hide_unresolved
-        || want(SortKey::SymOff)
-        || want(SortKey::Srcline)
-        || want(SortKey::Srcfile)
-        || options.symbols.is_some();
+    // perf resolves every sample's symbol, whatever the keys: an entry
+    // without one widens the DSO column (hists__set_unres_dso_col_len),
+    // and the quality note counts them.
+    let need_sym = true;
     let need_src = want(SortKey::Srcline) || want(SortKey::Srcfile);
     let mut dso_names: HashMap<DsoId, u32> = HashMap::default();
 
@@ -6171,6 +6167,7 @@ fn split_graphs_like_perf(
             }
         };
         let p = piece as usize;
+        let mut walk_again = false;
         if refind.enabled && spaces[p] != space {
             spaces[p] = space;
             let now = piece_key(&merged, &pieces, &refound, p);
@@ -6179,9 +6176,16 @@ fn split_graphs_like_perf(
                 key.sym = Some(base);
                 refound[p] = Some(key);
                 changes += 1;
+                // The piece no longer has this entry's keys: its next hit
+                // walks the tree again.
+                walk_again = true;
             }
         }
-        last[eff.entry as usize] = (piece, pieces.len() as u32 + changes);
+        let version = match walk_again {
+            true => u32::MAX,
+            false => pieces.len() as u32 + changes,
+        };
+        last[eff.entry as usize] = (piece, version);
         landed.push(piece);
         this_sample.push(piece);
     }
