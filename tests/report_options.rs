@@ -79,6 +79,11 @@ fn fields_match_perf() {
             &["-F", "overhead,comm,dso"],
             &["-F", "overhead,sym", "--sort", "dso"],
             &["-F", "sample,comm", "--no-children"],
+            // `+`: after the default columns; a key also sorts and splits.
+            &["-F", "+period"],
+            &["-F", "+sample,period", "--no-children"],
+            &["-F", "+cpu"],
+            &["-F", "+pid", "--sort", "dso"],
         ],
     );
 }

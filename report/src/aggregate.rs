@@ -598,6 +598,9 @@ pub struct Options {
     /// implicit `[overhead_children,] overhead` (see
     /// [`Options::output_sort_list`]).
     pub sort_fields: Option<Vec<Field>>,
+    /// `-F +FIELDS`: output fields shown after the default columns (and
+    /// before the sort keys'), perf's non-strict field order.
+    pub added_fields: Vec<Field>,
     /// `-t`/`--field-separator`: columns joined by it, without padding.
     pub field_sep: Option<String>,
     /// `--percentage relative`: percentages and totals of the entries left
@@ -713,6 +716,7 @@ impl Default for Options {
             show_cpu_utilization: false,
             sort_list: None,
             sort_fields: None,
+            added_fields: Vec::new(),
             field_sep: None,
             relative: false,
             hide_unresolved: false,

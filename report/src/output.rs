@@ -92,8 +92,12 @@ fn fields_all(data: &ReportData) -> Vec<Field> {
     let children = children(data);
     let cancelled = data.options.callgraph.children && !children;
     let mut v = data.options.default_fields(children);
+    let added = data.options.added_fields.iter().copied();
     let given = data.options.sort_fields.iter().flatten().copied();
-    for f in given.chain(data.options.sort.iter().map(|&k| Field::Key(k))) {
+    for f in added
+        .chain(given)
+        .chain(data.options.sort.iter().map(|&k| Field::Key(k)))
+    {
         let dropped = cancelled && f == Field::Children;
         if !dropped && !v.contains(&f) {
             v.push(f);

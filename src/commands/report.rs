@@ -61,6 +61,18 @@ fn options(
     file: &prec_format::PerfFile<'_>,
 ) -> Result<Options> {
     let mut o = Options::default();
+    // `-F +FIELDS` adds columns to the default ones (perf's non-strict
+    // field order); otherwise -F's list is the columns.
+    let strict_fields = match args.fields.as_deref() {
+        Some(f) if f.starts_with('+') => {
+            o.added_fields = aggregate::parse_fields(&f[1..]).map_err(anyhow::Error::msg)?;
+            if o.added_fields.is_empty() {
+                bail!("Invalid --fields key: `+'");
+            }
+            None
+        }
+        other => other,
+    };
     let raw_sort = &args.sort;
     let sort_text: Option<String> = sort.map(str::to_string);
     // Names of tracepoint fields (perf's dynamic sort keys).
@@ -97,7 +109,7 @@ fn options(
         // perf's cmd_report appends `ipc_null` (`ipc_lbr` in branch mode,
         // see aggregate::build) to a --sort list with "symbol" in it (as
         // given: before a `+` list gets the default order).
-        if args.fields.is_none() && raw_sort.as_deref().is_some_and(|s| s.contains("symbol")) {
+        if strict_fields.is_none() && raw_sort.as_deref().is_some_and(|s| s.contains("symbol")) {
             o.sort.push(aggregate::SortKey::IpcNull);
         }
     }
@@ -111,8 +123,17 @@ fn options(
             s.clone()
         }
     });
+    // perf_hpp__append_sort_keys: a key among -F +FIELDS sorts (and
+    // splits) after the sort order's keys.
+    for f in &o.added_fields {
+        if let aggregate::Field::Key(k) = f {
+            if !o.sort.contains(k) {
+                o.sort.push(*k);
+            }
+        }
+    }
     o.mem_mode = args.mem_mode;
-    if let Some(f) = &args.fields {
+    if let Some(f) = strict_fields {
         // perf's strict field order: output fields are -F's, then the
         // --sort keys not among them; the sort list is the --sort keys,
         // then the output fields not among them.
@@ -139,12 +160,12 @@ fn options(
     {
         o.sort_fields = Some(sort_given.clone());
     }
-    o.sort_given = sort_text.is_some() || args.fields.is_some();
+    o.sort_given = sort_text.is_some() || strict_fields.is_some();
     // Keys -F adds (with or without --sort) do not make perf collapse.
     o.need_collapse = if sort_text.is_some() {
         sort_keys.contains(&aggregate::SortKey::Comm)
     } else {
-        args.fields.is_none()
+        strict_fields.is_none()
     };
     if args.no_branch_stack {
         o.branch_stack = Some(false);
@@ -188,7 +209,7 @@ fn options(
     }
     o.callgraph.inline = !args.no_inline;
     o.callgraph.skip_first_sym =
-        args.fields.is_none() && sort_text.as_deref().is_some_and(|s| s.starts_with("sym"));
+        strict_fields.is_none() && sort_text.as_deref().is_some_and(|s| s.starts_with("sym"));
     o.show_nr_samples = args.show_nr_samples;
     o.show_threads = args.threads;
     o.show_total_period = args.show_total_period;
