@@ -329,6 +329,22 @@ fn time_key_matches_perf() {
             &["--sort", "socket,sym"],
         ],
     );
+    // Without PERF_SAMPLE_TIME (--per-thread) perf's sample time is -1:
+    // its bucket, cut to the column, is `18446744073.`.
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let data = perf_record_program(
+        dir.join("per-thread.data"),
+        &["--per-thread"],
+        &fixture_bin("hot3"),
+        &["0.2"],
+    );
+    check(
+        &[data],
+        &[&["--sort", "time"], &["--sort", "comm,time", "--ns"]],
+    );
 }
 
 #[test]

@@ -2765,7 +2765,9 @@ fn build_naming(
                         };
                         // perf's hist_time.
                         let time_bucket = {
-                            let t = s.time.unwrap_or(0);
+                            // Without PERF_SAMPLE_TIME perf's sample time is
+                            // -1, whose bucket it shows (18446744073.).
+                            let t = s.time.unwrap_or(u64::MAX);
                             t - t % options.time_quantum.max(1)
                         };
                         let socket = sockets.get(cpu as usize).copied().unwrap_or(-1);
