@@ -130,6 +130,20 @@ fn fixture_filters_match_perf_script() {
         (&tar_dwarf, &["--no-inline", "-F", "+srcline"][..]),
         (&nofp_dwarf, &["-F", "+srcline"][..]),
         (&nofp_dwarf, &["--no-inline"][..]),
+        // --time with --reltime: seconds after the first sample, both ends
+        // moved (an open end too, so `0.05,` keeps nothing).
+        (
+            &threads,
+            &["--reltime", "--time", "0.01,0.05", "-F", "tid,time"][..],
+        ),
+        (
+            &threads,
+            &["--reltime", "--time", ",0.02", "-F", "tid,time"][..],
+        ),
+        (
+            &threads,
+            &["--reltime", "--time", "0.05,", "-F", "tid,time"][..],
+        ),
     ] {
         if let Err(e) = compare_script(file, Input::File, args) {
             failures.push(e);

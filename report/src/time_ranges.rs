@@ -45,6 +45,27 @@ impl TimeRanges {
             .ok_or_else(|| invalid(s))
     }
 
+    /// perf script's `--time` with `--reltime`
+    /// (`perf_time__parse_for_ranges_reltime`): the ranges as parsed, then
+    /// each end moved by the first sample's time, an open end (0) too, so
+    /// `0.05,` keeps nothing. It needs the first and last sample times.
+    pub fn parse_relative(s: &str, sample_times: Option<(u64, u64)>) -> Result<TimeRanges, String> {
+        let Some((first, _)) = sample_times.filter(|&t| t != (0, 0)) else {
+            return Err(format!(
+                "--time {s} --reltime: no first/last sample time in the perf.data header \
+                 (SAMPLE_TIME, written by perf 4.17 and later and by prec): \
+                 give the range in seconds without --reltime instead"
+            ));
+        };
+        let TimeRanges(ranges) = TimeRanges::parse(s, sample_times)?;
+        Ok(TimeRanges(
+            ranges
+                .into_iter()
+                .map(|(start, end)| (start.saturating_add(first), end.saturating_add(first)))
+                .collect(),
+        ))
+    }
+
     /// perf's `perf_time__ranges_skip_sample`: whether a sample at `t`
     /// (0: no time) is left out.
     pub fn skips(&self, t: u64) -> bool {

@@ -118,7 +118,13 @@ pub fn run(args: ScriptArgs) -> Result<ExitCode> {
         eprintln!("{}", crate::commands::report::NO_CPU_EVENTS);
         return Ok(ExitCode::FAILURE);
     }
-    opts.time = crate::commands::report::time_ranges(args.time.as_deref(), &file)?;
+    opts.time = match (args.time.as_deref(), args.reltime) {
+        (Some(t), true) => {
+            use prec_report::time_ranges::{sample_times, TimeRanges};
+            Some(TimeRanges::parse_relative(t, sample_times(&file)).map_err(anyhow::Error::msg)?)
+        }
+        (t, _) => crate::commands::report::time_ranges(t, &file)?,
+    };
     opts.evswitch = crate::commands::report::evswitch(&args.evswitch, &file)?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
