@@ -448,7 +448,11 @@ fn verbose_prints_perfs_settings_lines() {
             .arg(dir.join("prec.data"))
             .args(options)
             .args(["--", "true"]);
-        let (theirs, ours) = (run(&mut theirs), run(&mut ours));
+        // perf 6.1 prints these lines before it records; with -z it has
+        // been seen to abort afterwards (a double free), so its status is
+        // not looked at.
+        let theirs = theirs.output().expect("run perf record");
+        let ours = run(&mut ours);
         let expected = verbose_settings(&stderr(&theirs));
         assert_eq!(
             expected.len(),
