@@ -2437,10 +2437,6 @@ fn build_naming(
             .iter()
             .any(|&k| k.reads_values() || k == SortKey::Addr);
     let mut value_ids: HashMap<ValueKey, u32> = HashMap::default();
-    // perf resolves every sample's symbol, whatever the keys: an entry
-    // without one widens the DSO column (hists__set_unres_dso_col_len),
-    // and the quality note counts them.
-    let need_sym = true;
     let need_src = want(SortKey::Srcline) || want(SortKey::Srcfile);
     let mut dso_names: HashMap<DsoId, u32> = HashMap::default();
 
@@ -2466,9 +2462,8 @@ fn build_naming(
     }
     let cg_on = cgp.enabled || cgp.children;
     let want_parent = want(SortKey::Parent) && has_callchain;
-    if need_sym || cg_on || want_parent || options.branch_mode {
-        prefetch_sampled_binaries(&machine, &mut resolver.symbolizer);
-    }
+    // Every sample's symbol is looked up.
+    prefetch_sampled_binaries(&machine, &mut resolver.symbolizer);
     // Reading /proc/kallsyms is slow; overlap it with the sample pass.
     // After the binaries: finding this boot's cached kernel symbols takes
     // this thread a few milliseconds, which the binaries' thread can use.
@@ -2850,10 +2845,11 @@ fn build_naming(
                         quality.samples += 1;
                         let mut sym = None;
                         if let Some(map) = &loc.map {
-                            if need_sym || options.branch_mode {
-                                sym =
-                                    resolver.symbol(&machine, &mut strings, map, pid, ip, loc.addr);
-                            }
+                            // perf resolves every sample's symbol, whatever
+                            // the keys: an entry without one widens the DSO
+                            // column (hists__set_unres_dso_col_len), and the
+                            // quality note counts them.
+                            sym = resolver.symbol(&machine, &mut strings, map, pid, ip, loc.addr);
                             // Branch entries are per branch, not per sample: count
                             // the sample here.
                             if options.branch_mode && sym.is_none() {
@@ -2870,7 +2866,7 @@ fn build_naming(
                         if tail_on
                             && tail_table.on
                             && raw_pending.is_some()
-                            && (sym.is_some() || !need_sym)
+                            && sym.is_some()
                             && machine.kernel_epoch == replay_kernel_epoch
                         {
                             let found = find_tail(
@@ -3626,23 +3622,6 @@ fn build_naming(
                 };
                 if let Some((ai, start, end)) = range {
                     hists[ai].graph_hits.push((start, end, period, thread));
-                }
-            }
-        }
-    }
-    // The column width rule needs to know whether each entry's (first)
-    // sample resolved to a symbol, even when symbols are not a sort key.
-    if !need_sym {
-        for h in &mut hists {
-            for e in h.entries.iter_mut().filter(|e| e.branch.is_none()) {
-                if let Some(map) = e.map {
-                    let pid = machine.thread(e.thread).pid;
-                    let ip = if map.identity {
-                        e.addr
-                    } else {
-                        e.addr.wrapping_sub(map.pgoff).wrapping_add(map.start)
-                    };
-                    e.sym = resolver.symbol(&machine, &mut strings, &map, pid, ip, e.addr);
                 }
             }
         }
