@@ -1109,6 +1109,13 @@ fn write_hists(
         out.write_all(&head)?;
     }
     let limit = data.options.percent_limit;
+    // perf's hists__fprintf prints each entry into a buffer of the
+    // columns' widths with two-space gaps, plus 3 (and -v's address and
+    // origin with a symbol column); only without -t does it leave room for
+    // colours. An ` (inlined)` symbol can overflow it.
+    let verbose_sym =
+        data.options.verbose && fields.iter().any(|f| matches!(f, Field::Key(SortKey::Sym)));
+    let sep_line_cap = dots.len() - 2 + 3 + if verbose_sym { 3 + 16 } else { 0 };
     let mut line = String::new();
     for e in h.entries.iter().filter(|e| visible(e)) {
         let shown = if children(data) {
@@ -1122,20 +1129,7 @@ fn write_hists(
         line.clear();
         if let Some(sep) = sep {
             write_sep_line(&mut line, data, e, &fields, &w, &totals, sep);
-            // perf's hists__fprintf prints each entry into a buffer of the
-            // columns' widths with two-space gaps, plus 3 (and -v's address
-            // and origin with a symbol column); only without -t does it
-            // leave room for colours. An ` (inlined)` symbol can overflow it.
-            let verbose_sym = data.options.verbose
-                && fields.iter().any(|f| matches!(f, Field::Key(SortKey::Sym)));
-            let cap = dots.len() - 2 + 3 + if verbose_sym { 3 + 16 } else { 0 };
-            if line.len() > cap {
-                let mut at = cap;
-                while !line.is_char_boundary(at) {
-                    at -= 1;
-                }
-                line.truncate(at);
-            }
+            crate::truncate_bytes(&mut line, sep_line_cap);
             writeln!(out, "{line}")?;
             write_callgraph(out, data, h, e, h.total_period)?;
             continue;
