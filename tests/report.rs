@@ -665,3 +665,46 @@ fn non_pie_children_srclines_match_perf() {
     }
     assert_no_failures(&failures);
 }
+
+/// The Source:Line column's width. perf 6.1 computes an entry's srcline
+/// only when a comparison gets to the srcline key, and widens the column
+/// by the srclines it has when it puts each entry in the output order:
+/// entries whose overhead and keys before srcline tie with an entry put
+/// there before, entries compared with another children entry of their
+/// own sample (kernel `sym+off` lines), group members' matches, and inline
+/// frames' entries, which get theirs from the callchain.
+#[test]
+fn srcline_column_width_matches_perf() {
+    if !require_perf() {
+        return;
+    }
+    let mut failures = Vec::new();
+    let runs: &[&[&str]] = &[
+        &["--sort", "sym,srcline"],
+        &["--sort", "comm,dso,sym,srcline", "-n"],
+    ];
+    for name in [
+        "cpp_hot.data",
+        "forkexec.data",
+        "uselib.data",
+        "hot3-two-events.data",
+        "stl_sort-dwarf.data",
+        "callgraph-fp-g.data",
+        "python-g.data",
+    ] {
+        let file = own_fixture(name);
+        for args in runs {
+            if let Err(e) = compare_report(&file, Input::File, args) {
+                failures.push(e);
+            }
+        }
+    }
+    if let Err(e) = compare_report(
+        &own_fixture("hot3-two-events.data"),
+        Input::File,
+        &["--sort", "sym,srcline", "--group"],
+    ) {
+        failures.push(e);
+    }
+    assert_no_failures(&failures);
+}

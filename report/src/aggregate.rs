@@ -1382,6 +1382,10 @@ pub struct Entry {
     /// perf compared the entry with a children entry of its own sample
     /// (he_cache), which makes its trace output: the column then counts it.
     pub trace_compared: bool,
+    /// perf compared the entry with a children entry of its own sample
+    /// (he_cache) as far as the srcline key, which computes its srcline:
+    /// the column then counts it.
+    pub srcline_compared: bool,
     /// Tracepoint field keys ([`SortKey::Field`]): see [`EntryFields`].
     pub fields: Option<StrId>,
     /// `--sort time`: the sample's time bucket (ns).
@@ -1430,6 +1434,7 @@ impl Entry {
             srcfile: self.srcfile,
             trace: self.trace,
             trace_compared: self.trace_compared,
+            srcline_compared: self.srcline_compared,
             fields: self.fields,
             time: self.time,
             cpu: self.cpu,
@@ -1473,6 +1478,7 @@ impl Entry {
             srcfile: None,
             trace: None,
             trace_compared: false,
+            srcline_compared: false,
             fields: None,
             time: 0,
             cpu: 0,
@@ -3269,6 +3275,7 @@ fn build_naming(
                             addr: loc.addr,
                             sym,
                             srcline: src.0,
+                            srcline_given: false,
                             srcfile: src.1,
                             values: boxed_values(),
                         };
@@ -4044,6 +4051,10 @@ struct EntrySeed {
     addr: u64,
     sym: Option<SymId>,
     srcline: Option<StrId>,
+    /// The callchain node gave perf's entry its srcline (an inline
+    /// expansion's, or any with `-g ...,address`/`srcline`): it counts in
+    /// the column width without a comparison computing it.
+    srcline_given: bool,
     srcfile: Option<StrId>,
     /// The sample values the keys read, when one does.
     values: Option<Box<SampleValues>>,
@@ -4063,6 +4074,7 @@ fn new_entry(
         addr: seed.addr,
         sym: seed.sym,
         srcline: seed.srcline,
+        srcline_compared: seed.srcline_given,
         srcfile: seed.srcfile,
         trace: own.trace,
         fields: own.fields,
@@ -4303,6 +4315,8 @@ fn frame_seeds(
         // perf's children entries: he->srcline is the callchain node's
         // (NULL with `-g ...,function`), else map__srcline() of the raw ip,
         // which misses for user DSOs and falls back to sym+offset.
+        let srcline_given = f.map.is_some()
+            && ((f.unwound && f.srcline.is_some()) || p.key != crate::callgraph::Key::Function);
         let csrc = if p.need_src {
             match f.map {
                 // A DWARF-unwound entry of an inline expansion carries its
@@ -4397,6 +4411,7 @@ fn frame_seeds(
                 addr: f.ip,
                 sym: f.sym,
                 srcline: csrc.0,
+                srcline_given,
                 srcfile: csrc.1,
                 values: own.values.as_ref().map(|(_, _, v)| Box::new(*v)),
             });
@@ -4416,6 +4431,8 @@ struct FreshScratch {
     walk_memo: WalkMemo,
     /// perf's he_cache, by entry: a u32 compares faster than a key.
     he_cache: Vec<u32>,
+    /// The same by entry key id, in every shard (for srcline_compared).
+    he_cache_keys: Vec<u32>,
     effects: Vec<Effect>,
     checks: Vec<Check>,
     pins: Vec<(u32, IpSpan)>,
@@ -4464,6 +4481,7 @@ fn fresh<'a>(
     let FreshScratch {
         walk_memo,
         he_cache,
+        he_cache_keys,
         effects,
         checks,
         pins,
@@ -4563,7 +4581,15 @@ fn fresh<'a>(
                 || (stamp.cgroup != 0 && want(SortKey::Cgroup))
                 || (stamp.cgroup_ns != (0, 0) && want(SortKey::CgroupId))
                 || res.weighed;
+            // The srcline key computes srclines only where perf's
+            // comparison gets to it; first, it always does.
+            let srcline_marks = p.sort.iter().skip(1).any(|&k| k == SortKey::Srcline);
+            he_cache_keys.clear();
+            he_cache_keys.push(res.own.entry);
             for (i, f) in res.frames.iter().enumerate() {
+                if srcline_marks {
+                    mark_srcline_compared(h, entries, he_cache_keys, f.entry, (stamp, p));
+                }
                 if !p.shard.has(f.entry) {
                     continue;
                 }
@@ -4665,6 +4691,86 @@ fn fresh<'a>(
 /// Whether perf's comparison of entries `own` and `frame` (a sample's own
 /// entry and a children entry of it) gets to the trace key: the keys
 /// before it are equal. Keys not known to be equal count as different.
+/// perf's check of a sample's children entry (its he_tmp, made from key
+/// `frame`) against the entries the sample was added to so far (keys
+/// `cached`, its he_cache): each one with the same symbol is compared key
+/// by key, which computes both srclines when it gets to the srcline key.
+/// Marks the cached entries of this shard that it computes, and adds
+/// `frame` to `cached` when the comparison finds no equal entry.
+fn mark_srcline_compared(
+    h: &mut Hists,
+    entries: &EntryIds,
+    cached: &mut Vec<u32>,
+    frame: u32,
+    (stamp, p): (&SampleStamp, &FreshParams<'_>),
+) {
+    let Some(new) = entries.seeds.get(frame as usize) else {
+        return;
+    };
+    for &c in cached.iter() {
+        let Some(old) = entries.seeds.get(c as usize) else {
+            continue;
+        };
+        // hist_entry__fast__sym_diff
+        let same_sym = match (old.sym, new.sym) {
+            (Some(a), Some(b)) => a == b,
+            (None, None) => old.addr == new.addr,
+            _ => false,
+        };
+        if !same_sym {
+            continue;
+        }
+        if srcline_key_reached(old, new, stamp, p.sort) && p.shard.has(c) {
+            let idx = entries.of.get(c as usize).copied().unwrap_or(NO_ENTRY);
+            if let Some(e) = h.entries.get_mut(idx as usize) {
+                e.srcline_compared = true;
+            }
+        }
+        if c == frame {
+            return;
+        }
+    }
+    cached.push(frame);
+}
+
+/// Whether perf's `hist_entry__cmp` of the entry made from seed `old` with
+/// the he_tmp of seed `new`, both for the sample with `stamp`, gets to the
+/// srcline key: whether every key before it compares equal.
+fn srcline_key_reached(
+    old: &EntrySeed,
+    new: &EntrySeed,
+    stamp: &SampleStamp,
+    sort: &[SortKey],
+) -> bool {
+    let same_dso = old.map.map(|m| m.dso) == new.map.map(|m| m.dso);
+    sort.iter()
+        .take_while(|&&k| k != SortKey::Srcline)
+        .all(|k| match k {
+            // The sample's own, in both.
+            SortKey::Pid
+            | SortKey::Tid
+            | SortKey::Comm
+            | SortKey::Cpu
+            | SortKey::Parent
+            | SortKey::Trace
+            | SortKey::Field(_) => true,
+            // he_tmp has none of them.
+            SortKey::Socket => stamp.socket == 0,
+            SortKey::Time => stamp.time == 0,
+            SortKey::Cgroup => stamp.cgroup == 0,
+            SortKey::CgroupId => stamp.cgroup_ns == (0, 0),
+            SortKey::Dso => same_dso,
+            SortKey::Sym => match (old.sym, new.sym) {
+                (Some(a), Some(b)) => same_dso && a == b,
+                (None, None) => old.addr == new.addr,
+                _ => false,
+            },
+            SortKey::SymOff => old.addr == new.addr,
+            SortKey::Srcfile => old.srcfile == new.srcfile,
+            _ => false,
+        })
+}
+
 fn trace_key_reached(own: &Entry, frame: &Entry, sort: &[SortKey]) -> bool {
     sort.iter()
         .take_while(|&&k| k != SortKey::Trace)
@@ -5311,7 +5417,11 @@ fn link_group(data: &mut ReportData, g: &Group) {
             let Some(me) = member.get(idx) else { continue };
             let h = &mut data.hists[leader];
             let pos = match h.index.get(&key) {
-                Some(&p) => p,
+                // hists__find_entry compared them with every key.
+                Some(&p) => {
+                    h.entries[p].srcline_compared = true;
+                    p
+                }
                 None => {
                     // perf's hists__add_dummy_entry: no period, no
                     // children period, an empty call tree.
@@ -5870,6 +5980,9 @@ fn sort_entries(data: &mut ReportData, hi: usize) -> Vec<usize> {
             depth(a).cmp(&depth(b))
         }
     };
+    // Set when a comparison gets to the srcline key, whose perf
+    // comparator computes both entries' srclines.
+    let srcline_reached = std::cell::Cell::new(false);
     let output = |a: &Entry, b: &Entry| -> Ordering {
         // -F: perf's hpp sort list as given (no implicit overhead first);
         // --sort with output fields: see Options::output_sort_list.
@@ -5885,7 +5998,12 @@ fn sort_entries(data: &mut ReportData, hi: usize) -> Vec<usize> {
                         .then_with(|| members_cmp(&a.group_samples, &b.group_samples)),
                     Field::Children => children_cmp(a, b),
                     Field::Key(k) if !output_keys.contains(k) => Ordering::Equal,
-                    Field::Key(k) => cmp.sort(*k, a, b),
+                    Field::Key(k) => {
+                        if *k == SortKey::Srcline {
+                            srcline_reached.set(true);
+                        }
+                        cmp.sort(*k, a, b)
+                    }
                 };
                 if o != Ordering::Equal {
                     return o;
@@ -5904,6 +6022,9 @@ fn sort_entries(data: &mut ReportData, hi: usize) -> Vec<usize> {
             return o;
         }
         for &k in &output_keys {
+            if k == SortKey::Srcline {
+                srcline_reached.set(true);
+            }
             let o = cmp.sort(k, a, b);
             if o != Ordering::Equal {
                 return o;
@@ -5924,9 +6045,18 @@ fn sort_entries(data: &mut ReportData, hi: usize) -> Vec<usize> {
     };
     // perf inserts the collapsed entries one by one into an rbtree; the
     // walk (not a sort) decides ties and non-transitive cases.
+    // perf computes each entry's column widths right after inserting it: a
+    // srcline computed then counts, one computed by a later insertion not.
+    let mut srcline_computed = vec![false; entries.len()];
     let order = crate::callgraph::rb_insertion_order(entries.len(), |n, e| {
-        output(&entries[n], &entries[e]) == Ordering::Less
+        srcline_reached.set(false);
+        let o = output(&entries[n], &entries[e]);
+        srcline_computed[n] |= srcline_reached.get();
+        o == Ordering::Less
     });
+    for (e, computed) in entries.iter_mut().zip(srcline_computed) {
+        e.srcline_compared |= computed;
+    }
     // Where each entry of the collapsed order lands in the output order.
     let mut collapsed = vec![0; order.len()];
     for (position, &i) in order.iter().enumerate() {

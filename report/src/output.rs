@@ -342,7 +342,7 @@ fn calc_widths_of<'e>(
             Some(_) => srcline_known,
             None => {
                 let inserted = e.nr_samples.max(e.cg.as_ref().map_or(0, |c| c.acc_count));
-                srcline_first || inserted >= 2 || srcline_shared.shared(e)
+                srcline_first || inserted >= 2 || e.srcline_compared || srcline_shared.shared(e)
             }
         };
         if let (Some(s), true) = (e.srcline, at_level(SortKey::Srcline) && srcline_compared) {
