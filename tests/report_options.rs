@@ -539,7 +539,7 @@ fn refused_options_match_perf() {
 
 /// `--hierarchy`: perf's tree of entries (one level per sort key), its
 /// per-level filter marks, `--percent-limit`'s "no entry" lines, -n and
-/// periods, groups, and leaf call graphs (in caller order, as perf turns
+/// periods, groups, `-t SEP`, and leaf call graphs (in caller order, as perf turns
 /// --children off after choosing it). On pipe-mode files perf 6.1 set up
 /// the columns before any event arrived: it shows no samples.
 #[test]
@@ -576,6 +576,11 @@ fn hierarchy_matches_perf() {
             &["--hierarchy", "--no-children", "--sort", "dso,sym"],
             &["--hierarchy", "--show-cpu-utilization", "-n"],
             &["--hierarchy", "--sort", "comm,symbol"],
+            // -t: no level indent, each overhead cell padded to its width.
+            &["--hierarchy", "-t", ","],
+            &["--hierarchy", "-t", "|", "-n", "--group"],
+            &["--hierarchy", "-t", ",", "--percent-limit", "5"],
+            &["--hierarchy", "-t", ":", "--sort", "dso,sym"],
         ],
     );
 }

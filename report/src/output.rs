@@ -957,7 +957,7 @@ fn write_hists(
         .filter(|f| in_table(data, h, f))
         .collect();
     let w = calc_widths(data, h);
-    if data.options.hierarchy && data.options.field_sep.is_none() {
+    if data.options.hierarchy {
         let overheads: Vec<(Field, usize)> = fields
             .iter()
             .filter(|f| !matches!(f, Field::Key(_)))
@@ -1262,7 +1262,9 @@ impl Hierarchy<'_> {
 
     fn write(&self, out: &mut dyn Write, mut head: Vec<u8>) -> io::Result<()> {
         let data = self.data;
-        let indent = self.key_indent();
+        let sep = data.options.field_sep.as_deref();
+        // perf's print_hierarchy_indent prints nothing with -t.
+        let indent = if sep.is_some() { 0 } else { self.key_indent() };
         let mut header = format!("# {}", " ".repeat(indent));
         for (f, width) in self.overheads {
             let name = match f {
@@ -1271,7 +1273,7 @@ impl Hierarchy<'_> {
                 Field::ModeOverhead(slot) => ModePeriods::header(*slot),
                 _ => "Overhead",
             };
-            header.push_str(&format!("{name:>width$}  "));
+            header.push_str(&format!("{name:>width$}{}", sep.unwrap_or("  ")));
         }
         let names: Vec<&str> = self
             .levels
@@ -1289,7 +1291,7 @@ impl Hierarchy<'_> {
         header.push_str(&names);
         let mut dots = format!("# {}", ".".repeat(indent.min(HIERARCHY_DOTS)));
         let columns: Vec<String> = self.overheads.iter().map(|(_, w)| ".".repeat(*w)).collect();
-        dots.push_str(&columns.join(".."));
+        dots.push_str(&columns.join(sep.unwrap_or("..")));
         let widest = self
             .levels
             .iter()
@@ -1297,7 +1299,7 @@ impl Hierarchy<'_> {
             .map(|(depth, &k)| depth * HIERARCHY_INDENT + key_width(k, self.w))
             .max()
             .unwrap_or(0);
-        dots.push_str("  ");
+        dots.push_str(sep.unwrap_or("  "));
         // perf prints these from a 207-dot string ("%.*s").
         dots.push_str(&".".repeat(widest.max(names.len()).min(HIERARCHY_DOTS)));
         writeln!(head, "{header}")?;
@@ -1333,6 +1335,106 @@ impl Hierarchy<'_> {
         }
         let e = &self.h.entries[node.entry];
         let mut line = " ".repeat(node.depth * HIERARCHY_INDENT);
+        if let Some(sep) = data.options.field_sep.as_deref() {
+            self.write_sep_node(&mut line, n, sep);
+        } else {
+            self.write_columns(&mut line, n);
+        }
+        writeln!(out, "{line}")?;
+        if node.depth + 1 == self.levels.len() {
+            // perf's hierarchy takes hists__total_period (--percentage
+            // relative: the shown entries'), the flat output the total.
+            return write_callgraph(out, data, self.h, e, self.totals[0]);
+        }
+        // perf's hist_entry__has_hierarchy_children: the first child
+        // not filtered out, above the limit.
+        let first = node
+            .children
+            .iter()
+            .find(|&&c| self.h.hierarchy[c].filtered == 0);
+        if !first.is_some_and(|&c| self.above_limit(c)) {
+            let overhead_width: usize =
+                self.overheads.iter().map(|(_, w)| w + 2).sum::<usize>() - 2;
+            // print_hierarchy_indent prints nothing with -t.
+            let levels_indent = match data.options.field_sep {
+                Some(_) => 0,
+                None => (self.levels.len() + node.depth) * HIERARCHY_INDENT,
+            };
+            let pad = levels_indent + overhead_width + 4;
+            writeln!(
+                out,
+                "{}no entry >= {:.2}%",
+                " ".repeat(pad),
+                data.options.percent_limit
+            )?;
+        }
+        for &c in &node.children {
+            self.write_node(out, c)?;
+        }
+        Ok(())
+    }
+
+    /// Node `n`'s line with `-t SEP` after its indent (perf's
+    /// `hist_entry__hierarchy_fprintf` with `field_sep`): each overhead
+    /// column unpadded after one space, then padded to its width; the key
+    /// after SEP, its leading blanks skipped, SEP's first character in it
+    /// replaced by '.'.
+    fn write_sep_node(&self, line: &mut String, n: usize, sep: &str) {
+        let node = &self.h.hierarchy[n];
+        let grouped = self.totals.len() > 1;
+        for (i, (f, width)) in self.overheads.iter().enumerate() {
+            if i > 0 {
+                line.push_str(sep);
+            }
+            let mut cell = String::new();
+            match f {
+                Field::ModeOverhead(slot) => {
+                    for (mi, t) in self.totals.iter().enumerate() {
+                        let p = match node.group_mode_periods.get(mi) {
+                            Some(m) => m.0[*slot],
+                            None => node.mode_periods.0[*slot],
+                        };
+                        cell.push_str(&format!(" {:.2}%", pct(p, *t)));
+                    }
+                }
+                Field::Sample | Field::Period => {
+                    let (v, g) = if *f == Field::Sample {
+                        (node.nr_samples, &node.group_samples)
+                    } else {
+                        (node.period, &node.group_periods)
+                    };
+                    if grouped {
+                        for x in g {
+                            cell.push_str(&format!(" {x}"));
+                        }
+                    } else {
+                        cell.push_str(&format!(" {v}"));
+                    }
+                }
+                _ if grouped => {
+                    for (p, t) in node.group_periods.iter().zip(self.totals) {
+                        cell.push_str(&format!(" {:.2}%", pct(*p, *t)));
+                    }
+                }
+                _ => cell.push_str(&format!(" {:.2}%", pct(node.period, self.totals[0]))),
+            }
+            line.push_str(&format!("{cell:<width$}"));
+        }
+        line.push_str(sep);
+        let e = &self.h.entries[node.entry];
+        let k = self.levels[node.depth];
+        let mut v = key_value(self.data, e, k, key_width(k, self.w));
+        if let Some(c) = sep.chars().next() {
+            v = v.replace(c, ".");
+        }
+        line.push_str(v.trim_start());
+    }
+
+    /// Node `n`'s columns after its indent, without `-t`.
+    fn write_columns(&self, line: &mut String, n: usize) {
+        let data = self.data;
+        let node = &self.h.hierarchy[n];
+        let e = &self.h.entries[node.entry];
         for (f, _) in self.overheads {
             line.push_str("  ");
             let grouped = self.totals.len() > 1;
@@ -1369,33 +1471,6 @@ impl Hierarchy<'_> {
         line.push_str("  ");
         let k = self.levels[node.depth];
         line.push_str(key_value(data, e, k, key_width(k, self.w)).trim_start());
-        writeln!(out, "{line}")?;
-        if node.depth + 1 == self.levels.len() {
-            // perf's hierarchy takes hists__total_period (--percentage
-            // relative: the shown entries'), the flat output the total.
-            return write_callgraph(out, data, self.h, e, self.totals[0]);
-        }
-        // perf's hist_entry__has_hierarchy_children: the first child
-        // not filtered out, above the limit.
-        let first = node
-            .children
-            .iter()
-            .find(|&&c| self.h.hierarchy[c].filtered == 0);
-        if !first.is_some_and(|&c| self.above_limit(c)) {
-            let overhead_width: usize =
-                self.overheads.iter().map(|(_, w)| w + 2).sum::<usize>() - 2;
-            let pad = (self.levels.len() + node.depth) * HIERARCHY_INDENT + overhead_width + 4;
-            writeln!(
-                out,
-                "{}no entry >= {:.2}%",
-                " ".repeat(pad),
-                data.options.percent_limit
-            )?;
-        }
-        for &c in &node.children {
-            self.write_node(out, c)?;
-        }
-        Ok(())
     }
 }
 
