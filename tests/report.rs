@@ -708,3 +708,30 @@ fn srcline_column_width_matches_perf() {
     }
     assert_no_failures(&failures);
 }
+
+/// perf 6.1 gives up on a DSO's source lines after 123 failed addr2line
+/// lookups with no success before them (A2L_FAIL_LIMIT); its later
+/// srclines are then the failure text (`tar[4d789]`, not `??:0`). Each
+/// children entry is looked up twice (its he_tmp, then the entry), each
+/// time a sample has it. With the srcline key first, prec counts the same
+/// lookups in the same order: here the stripped tar's raw-ip callers
+/// exhaust it before its first own sample.
+#[test]
+fn srcline_gives_up_on_a_dso_like_perf() {
+    if !require_perf() {
+        return;
+    }
+    let file = own_fixture("tar-bzip2-dwarf.data");
+    let mut failures = Vec::new();
+    for args in [
+        &["--sort", "srcline"][..],
+        &["--sort", "srcline", "-g", "none", "-n"],
+        &["--sort", "srcline,sym"],
+        &["--no-children", "--sort", "srcline"],
+    ] {
+        if let Err(e) = compare_report(&file, Input::File, args) {
+            failures.push(e);
+        }
+    }
+    assert_no_failures(&failures);
+}

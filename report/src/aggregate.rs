@@ -1810,7 +1810,31 @@ pub struct Resolver {
     srcline_failures: HashSet<(DsoId, u64)>,
     /// `--full-source-path`: srclines with the DWARF file path.
     pub full_source_path: bool,
+    /// Keep perf's count of each DSO's addr2line failures (see
+    /// [`A2lFailures`]).
+    pub a2l_fail_limit: bool,
+    a2l_failures: HashMap<DsoId, A2lFailures>,
+    /// The srclines keys whose lookup found something.
+    a2l_found: HashSet<(DsoId, u64, bool)>,
+    /// How many DSOs perf gave up on so far.
+    pub a2l_gave_up: u32,
 }
+
+/// perf 6.1's `dso->a2l_fails`: it starts at 1, a successful lookup sets
+/// it to 0 for good, and each failed one before that adds 1; past
+/// A2L_FAIL_LIMIT perf stops running addr2line on the DSO
+/// (`dso->has_srcline = 0`) and every later srcline of it is the failure
+/// text (`tar[4d789]`, not addr2line's `??:0`). It counts in the order
+/// perf computes srclines, which prec follows where the srcline is the
+/// first sort key (each new entry's srcline is computed as it is made).
+#[derive(Clone, Copy)]
+struct A2lFailures {
+    fails: u32,
+    gave_up: bool,
+}
+
+/// perf's A2L_FAIL_LIMIT.
+const A2L_FAIL_LIMIT: u32 = 123;
 
 impl Resolver {
     /// A resolver over `symbolizer`, with empty caches.
@@ -1826,6 +1850,10 @@ impl Resolver {
             srclines: HashMap::default(),
             srcline_failures: HashSet::default(),
             full_source_path: false,
+            a2l_fail_limit: false,
+            a2l_failures: HashMap::default(),
+            a2l_found: HashSet::default(),
+            a2l_gave_up: 0,
         }
     }
 
@@ -2038,7 +2066,19 @@ impl Resolver {
         addr: u64,
         sym: Option<SymId>,
     ) -> (Option<StrId>, Option<StrId>) {
-        self.srcline_keyed(machine, strings, map, (ip, addr, sym), false)
+        self.srcline_keyed(machine, strings, map, (ip, addr, sym), (false, 1))
+    }
+
+    /// [`Self::srcline`] for a children entry, which perf looks up twice
+    /// (see [`Self::count_raw_failure`]).
+    pub(crate) fn children_identity_srcline(
+        &mut self,
+        machine: &Machine,
+        strings: &mut Strings,
+        map: &Map,
+        (ip, addr, sym): (u64, u64, Option<SymId>),
+    ) -> (Option<StrId>, Option<StrId>) {
+        self.srcline_keyed(machine, strings, map, (ip, addr, sym), (false, 2))
     }
 
     /// The srcline of a children entry of an `ET_EXEC` program, at the raw
@@ -2055,7 +2095,34 @@ impl Resolver {
         text_offset: u64,
     ) -> (Option<StrId>, Option<StrId>) {
         let at = ip.wrapping_add(text_offset);
-        self.srcline_keyed(machine, strings, map, (at, ip, sym), true)
+        self.srcline_keyed(machine, strings, map, (at, ip, sym), (true, 2))
+    }
+
+    /// Counts one addr2line lookup of `dso` in its [`A2lFailures`].
+    fn count_a2l(&mut self, dso: DsoId, found: bool) {
+        let a = self.a2l_failures.entry(dso).or_insert(A2lFailures {
+            fails: 1,
+            gave_up: false,
+        });
+        if found {
+            a.fails = 0;
+        } else if a.fails != 0 && !a.gave_up {
+            a.fails += 1;
+            if a.fails > A2L_FAIL_LIMIT {
+                a.gave_up = true;
+                self.a2l_gave_up += 1;
+            }
+        }
+    }
+
+    /// A children entry's srcline looked up at the raw ip of a DSO perf
+    /// runs addr2line on, which finds nothing there: twice, as perf looks
+    /// up the srcline of its he_tmp and then of the entry it adds.
+    pub(crate) fn count_raw_failure(&mut self, dso: DsoId) {
+        if self.a2l_fail_limit {
+            self.count_a2l(dso, false);
+            self.count_a2l(dso, false);
+        }
     }
 
     fn srcline_keyed(
@@ -2064,11 +2131,21 @@ impl Resolver {
         strings: &mut Strings,
         map: &Map,
         (ip, addr, sym): (u64, u64, Option<SymId>),
-        raw: bool,
+        (raw, lookups): (bool, u32),
     ) -> (Option<StrId>, Option<StrId>) {
-        let key = (map.dso, addr, raw);
-        if let Some(r) = self.srclines.get(&key) {
-            return *r;
+        let gave_up =
+            self.a2l_fail_limit && self.a2l_failures.get(&map.dso).is_some_and(|a| a.gave_up);
+        // After perf gave up on the DSO, its lookups are failures, unlike
+        // those cached from before.
+        let key = (map.dso, addr, raw || gave_up);
+        if let Some(&r) = self.srclines.get(&key).filter(|_| !gave_up) {
+            if self.a2l_fail_limit {
+                let found = self.a2l_found.contains(&key);
+                for _ in 0..lookups {
+                    self.count_a2l(map.dso, found);
+                }
+            }
+            return r;
         }
         let dso = machine.dsos.get(map.dso);
         let mut loc = None;
@@ -2081,13 +2158,27 @@ impl Resolver {
                 let elf = self
                     .symbolizer
                     .to_elf_address(bin, map.start, map.pgoff, ip);
-                if self.symbolizer.is_executable(bin) {
+                // perf 6.1 adjusts the symbols of ET_DYN objects too: a
+                // failure shows the ELF address (lld puts .text 0x1000
+                // above its file offset).
+                if self.symbolizer.is_executable(bin) || !raw {
                     objdump_addr = elf;
                 }
-                loc = self.symbolizer.source_location(bin, elf);
-                if loc.is_none() {
-                    addr2line_file = self.symbolizer.addr2line_function_file(bin, elf);
+                if !gave_up {
+                    loc = self.symbolizer.source_location(bin, elf);
+                    if loc.is_none() {
+                        addr2line_file = self.symbolizer.addr2line_function_file(bin, elf);
+                    }
                 }
+            }
+        }
+        if self.a2l_fail_limit && !gave_up {
+            let found = loc.is_some() || addr2line_file.is_some();
+            if found {
+                self.a2l_found.insert(key);
+            }
+            for _ in 0..lookups {
+                self.count_a2l(map.dso, found);
             }
         }
         let r = match loc {
@@ -2132,7 +2223,9 @@ impl Resolver {
                 (Some(strings.intern(&s)), None)
             }
         };
-        self.srclines.insert(key, r);
+        if !gave_up {
+            self.srclines.insert(key, r);
+        }
         r
     }
 }
@@ -2428,6 +2521,7 @@ fn build_naming(
     }
     let mut resolver = Resolver {
         full_source_path: options.full_source_path,
+        a2l_fail_limit: options.sort.first() == Some(&SortKey::Srcline),
         ..Resolver::new(Symbolizer::new(sym_opts))
     };
     let mut strings = Strings::default();
@@ -2533,7 +2627,9 @@ fn build_naming(
         // Nor the sample's other values (weights, data addresses).
         && !want_values
         // Each sample walks perf's tree.
-        && !tree_keys;
+        && !tree_keys
+        // perf's addr2line failures count per lookup (see A2lFailures).
+        && !resolver.a2l_fail_limit;
     let tracepoints = if want(SortKey::Trace) || !options.dynamic.is_empty() {
         crate::tracepoint::from_file(file)
     } else {
@@ -3385,6 +3481,11 @@ fn build_naming(
                             key_cpu as u64 | (key_socket as u32 as u64) << 32,
                             parent.map_or(0, |p| p.0 as u64 + 1),
                         ]);
+                        if resolver.a2l_fail_limit {
+                            // The frames' srclines change when perf gives up
+                            // on a DSO.
+                            replay_key.push(resolver.a2l_gave_up as u64);
+                        }
                         replay_frames.clear();
                         replay_ips.clear();
                         if cg_on {
@@ -3424,6 +3525,16 @@ fn build_naming(
                         }
                         if let Some(pipe) = &mut pipe {
                             let (resolved, new) = pipe.resolved_id(&replay_key, &replay_frames);
+                            if !new && resolver.a2l_fail_limit && cgp.children {
+                                // perf looks each one up again.
+                                for f in &chain {
+                                    children_srcline(
+                                        f,
+                                        cgp.key,
+                                        (&machine, &mut resolver, &mut strings, &mut callchains),
+                                    );
+                                }
+                            }
                             if new {
                                 let frames = frame_seeds(
                                     &chain,
@@ -4318,43 +4429,7 @@ fn frame_seeds(
         let srcline_given = f.map.is_some()
             && ((f.unwound && f.srcline.is_some()) || p.key != crate::callgraph::Key::Function);
         let csrc = if p.need_src {
-            match f.map {
-                // A DWARF-unwound entry of an inline expansion carries its
-                // srcline (perf's unwind_entry appends the inline list);
-                // another has one only when the key is not the function
-                // (callchain_srcline), else it is computed from the raw ip.
-                Some(_) if f.unwound && f.srcline.is_some() => (
-                    Some(callchains.srcline(machine, resolver, strings, f)),
-                    None,
-                ),
-                Some(_) if p.key != crate::callgraph::Key::Function => (
-                    chain_srcline(p.key, callchains, machine, resolver, strings, f),
-                    None,
-                ),
-                Some(m) if m.identity => {
-                    resolver.srcline(machine, strings, &m, f.ip, f.addr, f.sym)
-                }
-                Some(m)
-                    if resolver
-                        .binary(machine, m.dso)
-                        .is_some_and(|b| resolver.symbolizer.is_executable(b)) =>
-                {
-                    let bin = resolver.binary(machine, m.dso);
-                    let text_offset = bin.map_or(0, |b| resolver.symbolizer.text_offset(b));
-                    resolver.children_srcline(machine, strings, &m, f.ip, f.sym, text_offset)
-                }
-                Some(m) => {
-                    let s = match f.sym {
-                        Some(id) => {
-                            let sy = &resolver.syms[id.0 as usize];
-                            format!("{}+{}", strings.get(sy.name), f.ip.wrapping_sub(sy.start))
-                        }
-                        None => format!("{}[{:x}]", machine.dsos.get(m.dso).short_name, f.ip),
-                    };
-                    (Some(strings.intern(&s)), None)
-                }
-                None => (Some(strings.intern("??:0")), None),
-            }
+            children_srcline(f, p.key, (machine, resolver, strings, callchains))
         } else {
             (None, None)
         };
@@ -4423,6 +4498,64 @@ fn frame_seeds(
         });
     }
     seeds
+}
+
+/// The srcline and srcfile of a children entry made from chain frame `f`
+/// (see [`frame_seeds`]).
+fn children_srcline(
+    f: &ChainFrame,
+    key: crate::callgraph::Key,
+    (machine, resolver, strings, callchains): (
+        &Machine,
+        &mut Resolver,
+        &mut Strings,
+        &mut Callchains,
+    ),
+) -> (Option<StrId>, Option<StrId>) {
+    match f.map {
+        // A DWARF-unwound entry of an inline expansion carries its
+        // srcline (perf's unwind_entry appends the inline list);
+        // another has one only when the key is not the function
+        // (callchain_srcline), else it is computed from the raw ip.
+        Some(_) if f.unwound && f.srcline.is_some() => (
+            Some(callchains.srcline(machine, resolver, strings, f)),
+            None,
+        ),
+        Some(_) if key != crate::callgraph::Key::Function => (
+            chain_srcline(key, callchains, machine, resolver, strings, f),
+            None,
+        ),
+        Some(m) if m.identity => {
+            resolver.children_identity_srcline(machine, strings, &m, (f.ip, f.addr, f.sym))
+        }
+        Some(m)
+            if resolver
+                .binary(machine, m.dso)
+                .is_some_and(|b| resolver.symbolizer.is_executable(b)) =>
+        {
+            let bin = resolver.binary(machine, m.dso);
+            let text_offset = bin.map_or(0, |b| resolver.symbolizer.text_offset(b));
+            resolver.children_srcline(machine, strings, &m, f.ip, f.sym, text_offset)
+        }
+        Some(m) => {
+            resolver.count_raw_failure(m.dso);
+            let s = match f.sym {
+                Some(id) => {
+                    let sy = &resolver.syms[id.0 as usize];
+                    format!("{}+{}", strings.get(sy.name), f.ip.wrapping_sub(sy.start))
+                }
+                // map__rip_2objdump adds the text offset.
+                None => {
+                    let bin = resolver.binary(machine, m.dso);
+                    let text_offset = bin.map_or(0, |b| resolver.symbolizer.text_offset(b));
+                    let at = f.ip.wrapping_add(text_offset);
+                    format!("{}[{at:x}]", machine.dsos.get(m.dso).short_name)
+                }
+            };
+            (Some(strings.intern(&s)), None)
+        }
+        None => (Some(strings.intern("??:0")), None),
+    }
 }
 
 /// Scratch space of [`fresh`], kept between samples.
@@ -4693,8 +4826,9 @@ fn fresh<'a>(
 /// before it are equal. Keys not known to be equal count as different.
 /// perf's check of a sample's children entry (its he_tmp, made from key
 /// `frame`) against the entries the sample was added to so far (keys
-/// `cached`, its he_cache): each one with the same symbol is compared key
-/// by key, which computes both srclines when it gets to the srcline key.
+/// `cached`, its he_cache): each one is compared key by key (perf 6.1 has
+/// no fast path by symbol), which computes both srclines when it gets to
+/// the srcline key.
 /// Marks the cached entries of this shard that it computes, and adds
 /// `frame` to `cached` when the comparison finds no equal entry.
 fn mark_srcline_compared(
@@ -4711,15 +4845,6 @@ fn mark_srcline_compared(
         let Some(old) = entries.seeds.get(c as usize) else {
             continue;
         };
-        // hist_entry__fast__sym_diff
-        let same_sym = match (old.sym, new.sym) {
-            (Some(a), Some(b)) => a == b,
-            (None, None) => old.addr == new.addr,
-            _ => false,
-        };
-        if !same_sym {
-            continue;
-        }
         if srcline_key_reached(old, new, stamp, p.sort) && p.shard.has(c) {
             let idx = entries.of.get(c as usize).copied().unwrap_or(NO_ENTRY);
             if let Some(e) = h.entries.get_mut(idx as usize) {
