@@ -804,7 +804,7 @@ fn bad_input_fails_without_touching_files() {
     assert_fails_cleanly(&["-e", "nosuchevent", "--", "true"], "unknown event");
     assert_fails_cleanly(&["-F", "0", "--", "true"], "-F 0");
     assert_fails_cleanly(&["-F", "abc", "--", "true"], "-F abc");
-    assert_fails_cleanly(&["-c", "0", "--", "true"], "-c 0");
+    assert_fails_cleanly(&["-c", "0", "-F", "100", "--", "true"], "-c 0 -F 100");
     assert_fails_cleanly(&["-m", "x", "--", "true"], "-m x");
     assert_fails_cleanly(&["--call-graph", "lbr", "--", "true"], "lbr");
     assert_fails_cleanly(&["-p", "999999999"], "nonexistent pid");

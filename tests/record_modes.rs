@@ -168,6 +168,8 @@ fn attrs_match_perf_for_each_option() {
         &["-e", "cpu-clock,page-faults", "--group"],
         &["-e", "{cpu-clock,page-faults}:S", "--running-time"],
         &["--strict-freq", "-F", "999"],
+        // perf takes -c 0 for no -c.
+        &["-c", "0"],
         &["--no-buffering"],
         &["-e", "cpu-clock,page-faults", "--no-buffering", "-D", "10"],
         &[

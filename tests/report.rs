@@ -735,3 +735,43 @@ fn srcline_gives_up_on_a_dso_like_perf() {
     }
     assert_no_failures(&failures);
 }
+
+/// `--symbols` entries that perf's setup_addrlist reads as hexadecimal
+/// numbers (`0x...`, bare digits, even `cafe`) are addresses: they keep
+/// the samples at that ip, elide no Symbol column, and a repeated address
+/// stops perf's scan (the rest stay names). Report and script.
+#[test]
+fn symbols_list_addresses_match_perf() {
+    if !require_perf() {
+        return;
+    }
+    let file = own_fixture("hot3-default.data");
+    let ips = stdout_of(
+        perf()
+            .args(["script", "-F", "ip", "-i"])
+            .arg(&file)
+            .stderr(Stdio::null()),
+    );
+    let ip = ips
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .expect("a sample ip")
+        .to_string();
+    let hex = format!("0x{ip}");
+    let twice = format!("{hex},{ip}");
+    let with_name = format!("main,{hex}");
+    let mut failures = Vec::new();
+    for list in [hex.as_str(), &ip, &twice, &with_name, "cafe", "12,hot_a"] {
+        for sort in ["comm,dso,sym", "sym"] {
+            let args = ["--sort", sort, "--symbols", list];
+            if let Err(e) = compare_report(&file, Input::File, &args) {
+                failures.push(e);
+            }
+        }
+        if let Err(e) = compare_script(&file, Input::File, &["--symbols", list]) {
+            failures.push(e);
+        }
+    }
+    assert_no_failures(&failures);
+}

@@ -817,19 +817,28 @@ impl Options {
     pub fn elided_keys(&self) -> Vec<(SortKey, String)> {
         let mut v = Vec::new();
         for &k in &self.sort {
-            let list = match k {
-                SortKey::Comm => &self.comms,
-                SortKey::Dso => &self.dsos,
-                SortKey::Sym => &self.symbols,
+            let return_names = |l: &Option<Vec<String>>| -> Vec<String> {
+                l.as_deref().map_or(Vec::new(), |l| split_symbol_list(l).0)
+            };
+            let list: Vec<String> = match k {
+                SortKey::Comm => self.comms.clone().unwrap_or_default(),
+                SortKey::Dso => self.dsos.clone().unwrap_or_default(),
+                // Addresses are not names (perf's setup_addrlist).
+                SortKey::Sym => return_names(&self.symbols),
                 _ => continue,
             };
-            if let Some(l) = list {
-                if l.len() == 1 {
-                    v.push((k, l[0].clone()));
-                }
+            if let [only] = &list[..] {
+                v.push((k, only.clone()));
             }
         }
         v
+    }
+
+    /// `--symbols`' names and addresses (see [`split_symbol_list`]).
+    fn symbol_names_and_addresses(&self) -> (Vec<String>, Vec<u64>) {
+        self.symbols
+            .as_deref()
+            .map_or_else(Default::default, split_symbol_list)
     }
 
     /// perf's hpp sort list: `-F`'s ([`Options::sort_list`]), or for a
@@ -2649,7 +2658,9 @@ fn build_naming(
     // The tail table (see crate::replay) forgets the sample's exact ip and
     // first chain entry: only where nothing reads more of them than their
     // map, symbol and level.
+    let (symbol_names, symbol_addresses) = options.symbol_names_and_addresses();
     let tail_on = replay_on
+        && symbol_addresses.is_empty()
         && cg_on
         && cgp.key == crate::callgraph::Key::Function
         && !need_src
@@ -3139,11 +3150,15 @@ fn build_naming(
                                 filtered |= filter::DSO;
                             }
                         }
-                        if let Some(syms) = &options.symbols {
-                            if !sym.is_some_and(|id| {
+                        if options.symbols.is_some() {
+                            let named = sym.is_some_and(|id| {
                                 let n = strings.get(resolver.syms[id.0 as usize].name);
-                                syms.iter().any(|x| x == n)
-                            }) {
+                                symbol_names.iter().any(|x| x == n)
+                            });
+                            // perf's addr_list: by the sample's ip, only
+                            // with a map.
+                            let at = loc.map.is_some() && symbol_addresses.contains(&ip);
+                            if !named && !at {
                                 filtered |= filter::SYMBOL;
                             }
                         }
@@ -5579,6 +5594,55 @@ fn link_group(data: &mut ReportData, g: &Group) {
         }
         data.hists[m].entries = member;
     }
+}
+
+/// An entry of `--symbols` that perf's `setup_addrlist` takes for an
+/// address: all of it (but trailing blanks) read by `strtoul(s, 16)`, so
+/// `0x4d789`, `4d789` and `cafe` are addresses, `main` and `free` names.
+/// perf keeps the samples whose ip is one of them.
+pub fn symbol_list_address(s: &str) -> Option<u64> {
+    let t = s.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
+    let (negative, t) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let t = match t.get(..2) {
+        Some("0x" | "0X") if t[2..].starts_with(|c: char| c.is_ascii_hexdigit()) => &t[2..],
+        _ => t,
+    };
+    let digits = t.len() - t.trim_start_matches(|c: char| c.is_ascii_hexdigit()).len();
+    if digits == 0 || !t[digits..].trim_end().is_empty() {
+        return None;
+    }
+    // strtoul sets ERANGE past 64 bits, which perf skips.
+    let v = u64::from_str_radix(&t[..digits], 16).ok()?;
+    Some(if negative { v.wrapping_neg() } else { v })
+}
+
+/// perf's `--symbols` list as `setup_addrlist` leaves it: in strlist
+/// order (sorted, no duplicates), each entry that is an address (see
+/// [`symbol_list_address`]) moves to the address list, until one repeats
+/// an address already there (`intlist__add` fails: perf stops, and the
+/// rest stay names).
+pub fn split_symbol_list(list: &[String]) -> (Vec<String>, Vec<u64>) {
+    let mut sorted: Vec<&String> = list.iter().collect();
+    sorted.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+    sorted.dedup();
+    let mut names = Vec::new();
+    let mut addresses = Vec::new();
+    let mut stopped = false;
+    for s in sorted {
+        match symbol_list_address(s) {
+            Some(a) if !stopped && !addresses.contains(&a) => addresses.push(a),
+            Some(_) if !stopped => {
+                stopped = true;
+                names.push(s.clone());
+            }
+            _ => names.push(s.clone()),
+        }
+    }
+    (names, addresses)
 }
 
 /// Compares two comm/dso/sym strings like perf (`strcmp`, bytes).

@@ -1859,12 +1859,17 @@ impl<'f> Session<'f> {
             }
         }
         if let Some(symbols) = &self.opts.symbols {
+            // perf's setup_addrlist: addresses match the sample's ip.
+            let (names, addresses) = crate::aggregate::split_symbol_list(symbols);
+            if frame.map.is_some() && addresses.contains(&frame.ip) {
+                return true;
+            }
             let Some(id) = frame.sym else { return false };
             let sym = &self.resolver.syms[id.0 as usize];
             let name = self.strings.get(sym.name);
             let start = frame.map.map_or(sym.start, |m| m.unmap_ip(sym.start));
             let start = format!("{start:#x}");
-            if !symbols.iter().any(|s| *s == name || *s == start) {
+            if !names.iter().any(|s| *s == name || *s == start) {
                 return false;
             }
         }

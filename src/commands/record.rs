@@ -558,10 +558,8 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
     if args.count.is_some() && args.freq.is_some() {
         bail!("-c and -F cannot be used together");
     }
-    let period = match args.count {
-        Some(0) => bail!("invalid -c 0: the sample period must be greater than 0"),
-        other => other,
-    };
+    // perf takes -c 0 for no -c (after refusing it beside -F).
+    let period = args.count.filter(|&c| c > 0);
     let max_rate = sysinfo::max_sample_rate().ok();
     let mut freq = DEFAULT_FREQ;
     if let Some(f) = &args.freq {
