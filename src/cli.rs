@@ -188,6 +188,10 @@ pub struct ScriptArgs {
     /// Show at most this many call chain entries.
     #[arg(long = "max-stack")]
     pub max_stack: Option<usize>,
+    /// Stop each call chain after the first entry in one of these
+    /// symbols (comma-separated names).
+    #[arg(long = "stop-bt", value_name = "SYMBOLS")]
+    pub stop_bt: Option<String>,
     /// Timestamps with nanoseconds.
     #[arg(long = "ns")]
     pub ns: bool,

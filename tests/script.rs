@@ -53,6 +53,8 @@ const OPTION_SETS: &[&[&str]] = &[
     &["-F", "comm,pid,tid,cpu,time,period,event,ip,sym,symoff,dso"],
     &["-G"],
     &["--max-stack", "3"],
+    // Each chain ends after its first entry in one of these.
+    &["--stop-bt", "main,__libc_start_call_main"],
     &["--ns"],
     &["--show-task-events"],
     &["--show-mmap-events"],
@@ -583,6 +585,23 @@ fn bad_field_is_an_error() {
             String::from_utf8_lossy(&out.stderr).contains("Display of offsets requested"),
             "-F {fields}"
         );
+    }
+    // Source lines or code need the ip, as in perf (which exits 255).
+    for fields in ["sym,srcline", "sym,srccode"] {
+        let mut tools = vec![prec()];
+        if perf_available() {
+            tools.push(perf());
+        }
+        for mut cmd in tools {
+            cmd.args(["script", "-F", fields, "-i"])
+                .arg(own_fixture("hot3-default.data"));
+            let out = run_fail(&mut cmd);
+            assert!(
+                String::from_utf8_lossy(&out.stderr).contains("sample IP is not\nselected"),
+                "-F {fields}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
     }
 }
 

@@ -381,6 +381,9 @@ pub struct ScriptOptions {
     pub hide_call_graph: bool,
     /// `--max-stack` (default 127).
     pub max_stack: Option<usize>,
+    /// `--stop-bt`: a call chain ends after its first entry in one of
+    /// these symbols.
+    pub stop_bt: Option<Vec<String>>,
     /// `--ns`: nanosecond timestamps.
     pub ns: bool,
     /// The local time zone's offset from UTC in seconds at a time (seconds
@@ -924,7 +927,10 @@ impl<'f> Session<'f> {
                     "Display of DSO requested but no address to convert.".into(),
                 ));
             }
-            if f.has(OutField::Srcline) && !f.has(OutField::Ip) && asked(OutField::Srcline) {
+            let wants_lines = [OutField::Srcline, OutField::SrcCode]
+                .into_iter()
+                .any(|k| f.has(k) && asked(k));
+            if wants_lines && !f.has(OutField::Ip) {
                 return Err(ScriptError(
                     "Display of source line number requested but sample IP is not\nselected. Hence, no address to lookup the source line number."
                         .into(),
@@ -2065,6 +2071,14 @@ impl<'f> Session<'f> {
                     for fr in chain {
                         self.format_frame(s, f, fr, '\t');
                         s.push('\n');
+                        let stops = |list: &Vec<String>| {
+                            fr.sym
+                                .as_ref()
+                                .is_some_and(|(name, ..)| list.iter().any(|n| **n == **name))
+                        };
+                        if self.opts.stop_bt.as_ref().is_some_and(stops) {
+                            break;
+                        }
                     }
                 }
                 None => {

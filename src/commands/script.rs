@@ -81,6 +81,7 @@ fn options(args: &ScriptArgs) -> Result<ScriptOptions> {
     o.symbols = args.symbols.as_deref().map(names);
     o.hide_call_graph = args.hide_call_graph;
     o.max_stack = args.max_stack;
+    o.stop_bt = args.stop_bt.as_deref().map(names);
     o.ns = args.ns;
     o.utc_offset = Some(prec_record::sys::utc_offset_at);
     o.full_source_path = args.full_source_path;
