@@ -1566,8 +1566,8 @@ pub struct Hists {
     pub hierarchy: Vec<HierNode>,
     pub hierarchy_roots: Vec<usize>,
     /// Per tracepoint field key ([`SortKey::Field`]) of a `__data_loc`
-    /// field: the longest data perf compared it by (see
-    /// [`data_loc_widths`]).
+    /// field: the longest data perf compared it by, in its comparisons
+    /// while inserting entries (the column's width).
     pub data_loc_widths: Vec<usize>,
 }
 
@@ -1819,8 +1819,9 @@ pub struct Resolver {
     srcline_failures: HashSet<(DsoId, u64)>,
     /// `--full-source-path`: srclines with the DWARF file path.
     pub full_source_path: bool,
-    /// Keep perf's count of each DSO's addr2line failures (see
-    /// [`A2lFailures`]).
+    /// Keep perf 6.1's count of each DSO's failed addr2line lookups, and
+    /// give up on a DSO's source lines where perf does (its
+    /// A2L_FAIL_LIMIT): for reports whose first sort key is the srcline.
     pub a2l_fail_limit: bool,
     a2l_failures: HashMap<DsoId, A2lFailures>,
     /// The srclines keys whose lookup found something.
