@@ -817,14 +817,14 @@ impl Options {
     pub fn elided_keys(&self) -> Vec<(SortKey, String)> {
         let mut v = Vec::new();
         for &k in &self.sort {
-            let return_names = |l: &Option<Vec<String>>| -> Vec<String> {
+            let names_of = |l: &Option<Vec<String>>| -> Vec<String> {
                 l.as_deref().map_or(Vec::new(), |l| split_symbol_list(l).0)
             };
             let list: Vec<String> = match k {
                 SortKey::Comm => self.comms.clone().unwrap_or_default(),
                 SortKey::Dso => self.dsos.clone().unwrap_or_default(),
                 // Addresses are not names (perf's setup_addrlist).
-                SortKey::Sym => return_names(&self.symbols),
+                SortKey::Sym => names_of(&self.symbols),
                 _ => continue,
             };
             if let [only] = &list[..] {

@@ -1374,6 +1374,45 @@ impl Hierarchy<'_> {
         Ok(())
     }
 
+    /// The values of overhead column `f` of node `n`, one per group member
+    /// (one without a group).
+    fn node_cells(&self, n: usize, f: Field) -> Vec<NodeCell> {
+        let node = &self.h.hierarchy[n];
+        let grouped = self.totals.len() > 1;
+        let totals = self.totals.iter();
+        match f {
+            Field::ModeOverhead(slot) => totals
+                .enumerate()
+                .map(|(mi, t)| {
+                    let p = match node.group_mode_periods.get(mi) {
+                        Some(m) => m.0[slot],
+                        None => node.mode_periods.0[slot],
+                    };
+                    NodeCell::Percent(pct(p, *t))
+                })
+                .collect(),
+            Field::Sample | Field::Period => {
+                let (v, g) = if f == Field::Sample {
+                    (node.nr_samples, &node.group_samples)
+                } else {
+                    (node.period, &node.group_periods)
+                };
+                if grouped {
+                    g.iter().map(|&x| NodeCell::Count(x)).collect()
+                } else {
+                    vec![NodeCell::Count(v)]
+                }
+            }
+            _ if grouped => node
+                .group_periods
+                .iter()
+                .zip(totals)
+                .map(|(p, t)| NodeCell::Percent(pct(*p, *t)))
+                .collect(),
+            _ => vec![NodeCell::Percent(pct(node.period, self.totals[0]))],
+        }
+    }
+
     /// Node `n`'s line with `-t SEP` after its indent (perf's
     /// `hist_entry__hierarchy_fprintf` with `field_sep`): each overhead
     /// column unpadded after one space, then padded to its width; the key
@@ -1381,43 +1420,18 @@ impl Hierarchy<'_> {
     /// replaced by '.'.
     fn write_sep_node(&self, line: &mut String, n: usize, sep: &str) {
         let node = &self.h.hierarchy[n];
-        let grouped = self.totals.len() > 1;
-        for (i, (f, width)) in self.overheads.iter().enumerate() {
+        for (i, &(f, width)) in self.overheads.iter().enumerate() {
             if i > 0 {
                 line.push_str(sep);
             }
-            let mut cell = String::new();
-            match f {
-                Field::ModeOverhead(slot) => {
-                    for (mi, t) in self.totals.iter().enumerate() {
-                        let p = match node.group_mode_periods.get(mi) {
-                            Some(m) => m.0[*slot],
-                            None => node.mode_periods.0[*slot],
-                        };
-                        cell.push_str(&format!(" {:.2}%", pct(p, *t)));
-                    }
-                }
-                Field::Sample | Field::Period => {
-                    let (v, g) = if *f == Field::Sample {
-                        (node.nr_samples, &node.group_samples)
-                    } else {
-                        (node.period, &node.group_periods)
-                    };
-                    if grouped {
-                        for x in g {
-                            cell.push_str(&format!(" {x}"));
-                        }
-                    } else {
-                        cell.push_str(&format!(" {v}"));
-                    }
-                }
-                _ if grouped => {
-                    for (p, t) in node.group_periods.iter().zip(self.totals) {
-                        cell.push_str(&format!(" {:.2}%", pct(*p, *t)));
-                    }
-                }
-                _ => cell.push_str(&format!(" {:.2}%", pct(node.period, self.totals[0]))),
-            }
+            let cell: String = self
+                .node_cells(n, f)
+                .into_iter()
+                .map(|c| match c {
+                    NodeCell::Percent(p) => format!(" {p:.2}%"),
+                    NodeCell::Count(v) => format!(" {v}"),
+                })
+                .collect();
             line.push_str(&format!("{cell:<width$}"));
         }
         line.push_str(sep);
@@ -1432,46 +1446,32 @@ impl Hierarchy<'_> {
 
     /// Node `n`'s columns after its indent, without `-t`.
     fn write_columns(&self, line: &mut String, n: usize) {
-        let data = self.data;
         let node = &self.h.hierarchy[n];
-        let e = &self.h.entries[node.entry];
-        for (f, _) in self.overheads {
+        for &(f, _) in self.overheads {
             line.push_str("  ");
-            let grouped = self.totals.len() > 1;
-            match f {
-                Field::ModeOverhead(slot) => line.push_str(&mode_cells(*slot, self.totals, |mi| {
-                    match node.group_mode_periods.get(mi) {
-                        Some(m) => m.0[*slot],
-                        None => node.mode_periods.0[*slot],
-                    }
-                })),
-                Field::Sample | Field::Period => {
-                    let (v, g) = if *f == Field::Sample {
-                        (node.nr_samples, &node.group_samples)
-                    } else {
-                        (node.period, &node.group_periods)
-                    };
-                    if grouped {
-                        for x in g {
-                            line.push_str(&format!("{x:>12}"));
-                        }
-                    } else {
-                        line.push_str(&format!("{v:>12}"));
-                    }
+            let percent_width = match f {
+                Field::ModeOverhead(slot) => mode_cell_width(slot),
+                _ => 8,
+            };
+            for c in self.node_cells(n, f) {
+                match c {
+                    NodeCell::Percent(p) => line.push_str(&percent_cell(p, percent_width)),
+                    NodeCell::Count(v) => line.push_str(&format!("{v:>12}")),
                 }
-                _ if grouped => {
-                    for (p, t) in node.group_periods.iter().zip(self.totals) {
-                        line.push_str(&percent_cell(pct(*p, *t), 8));
-                    }
-                }
-                _ => line.push_str(&percent_cell(pct(node.period, self.totals[0]), 8)),
             }
         }
         line.push_str(&" ".repeat(self.key_indent()));
         line.push_str("  ");
+        let e = &self.h.entries[node.entry];
         let k = self.levels[node.depth];
-        line.push_str(key_value(data, e, k, key_width(k, self.w)).trim_start());
+        line.push_str(key_value(self.data, e, k, key_width(k, self.w)).trim_start());
     }
+}
+
+/// One group member's value in a `--hierarchy` overhead column.
+enum NodeCell {
+    Percent(f64),
+    Count(u64),
 }
 
 /// A cell of a column with a `-w` width `user` (perf's `hpp__fmt` with

@@ -761,6 +761,9 @@ pub struct Session<'f> {
     /// DSOs a sample's symbol made perf load (see
     /// [`Session::branch_offset`]); kept only when brstackoff is shown.
     symbols_loaded: Option<HashSet<DsoId>>,
+    /// `--symbols` as perf keeps it: names, and addresses (see
+    /// [`crate::aggregate::split_symbol_list`]).
+    symbol_filter: Option<(Vec<String>, Vec<u64>)>,
     /// Problems to report on stderr.
     pub warnings: Vec<String>,
 }
@@ -1083,6 +1086,10 @@ impl<'f> Session<'f> {
         crate::aggregate::prefetch_sampled_binaries(&machine, &mut resolver.symbolizer);
         Ok(Session {
             file,
+            symbol_filter: opts
+                .symbols
+                .as_deref()
+                .map(crate::aggregate::split_symbol_list),
             opts,
             machine,
             resolver,
@@ -1864,9 +1871,8 @@ impl<'f> Session<'f> {
                 return false;
             }
         }
-        if let Some(symbols) = &self.opts.symbols {
+        if let Some((names, addresses)) = &self.symbol_filter {
             // perf's setup_addrlist: addresses match the sample's ip.
-            let (names, addresses) = crate::aggregate::split_symbol_list(symbols);
             if frame.map.is_some() && addresses.contains(&frame.ip) {
                 return true;
             }
