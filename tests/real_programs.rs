@@ -521,6 +521,44 @@ fn gcc_program_in_plt_stubs() {
     check(&files, REPORT_RUNS);
 }
 
+/// A C++ lambda called through `std::function`, built -O0: the template
+/// instances for the lambda's local type have only a `DW_AT_name` in their
+/// DWARF (`_M_invoke`), no linkage name. binutils' addr2line, which perf
+/// 6.1 asks for inline frames, then names the function after its ELF
+/// symbol, so perf shows `std::_Function_handler<...>::_M_invoke` as a
+/// function, not `_M_invoke (inlined)`.
+#[test]
+fn cpp_lambda_without_linkage_names_in_dwarf_call_graph() {
+    let Some(gxx) = which("g++").filter(|_| require_perf_record()) else {
+        return;
+    };
+    let dir = tempdir();
+    // g++ compiles a `.c` file as C++.
+    let exe = compile_c(
+        &gxx,
+        &dir,
+        "#include <functional>\n#include <cstdio>\n\
+         int main() { int k = 3; std::function<int(int)> f = [&](int x) { return x + k; };\n\
+         long z = 0; for (int i = 0; i < 10000000; i++) z += f(i);\n\
+         std::printf(\"%ld\\n\", z); }\n",
+        "lambda",
+        &["-O0", "-g"],
+        &[],
+    );
+    let files = record_both(
+        &dir,
+        "lambda",
+        &["--call-graph", "dwarf", "-F", "999"],
+        &[path_str(&exe)],
+    );
+    let rows = report_stdio(perf(), &files[0], Input::File, &["--no-children"]);
+    assert!(
+        rows.contains("_M_invoke") && !rows.contains("_M_invoke (inlined)"),
+        "perf names the lambda's callers after their symbols:\n{rows}"
+    );
+    check(&files, REPORT_RUNS);
+}
+
 /// A directory with `ld.lld` (Rust's own `rust-lld`, which links Rust
 /// programs by default), for `gcc -B DIR -fuse-ld=lld`.
 fn lld_dir(dir: &Path) -> PathBuf {

@@ -294,6 +294,10 @@ pub struct Symbolizer {
     core_kallsyms: Option<Option<kallsyms::CoreSymbols>>,
     jit: HashMap<u32, Option<SymbolTable>>,
     diagnostics: Vec<Diagnostic>,
+    /// Per binary, the DWARF functions (by unit offset and DW_AT_name)
+    /// that binutils renamed after their ELF symbol (see
+    /// [`Symbolizer::inline_frames`]).
+    renamed_functions: HashMap<(BinaryId, usize, String), String>,
 }
 
 /// The bytes of a binary or debug file: read into memory by default, or
@@ -632,6 +636,7 @@ impl Symbolizer {
             core_kallsyms: None,
             jit: HashMap::default(),
             diagnostics: Vec::new(),
+            renamed_functions: HashMap::default(),
         }
     }
 
@@ -1034,43 +1039,82 @@ impl Symbolizer {
     /// Inline chain at `elf_addr`, innermost first (the same order as
     /// `addr2line -f -i`): the last frame is the real (outer) function.
     /// Empty when no DWARF is available.
+    ///
+    /// Where a function's DWARF name is not its linkage name (a C++
+    /// template instance for a lambda has only `DW_AT_name`), binutils'
+    /// `addr2line` names the innermost frame after the ELF symbol at the
+    /// address, and from then on also that function when it is the
+    /// symbol's (starting at its address) wherever it shows as an inliner.
+    /// perf then sees the symbol's own name, not an inline frame.
     pub fn inline_frames(&mut self, bin: BinaryId, elf_addr: u64) -> Vec<Frame> {
         let (do_demangle, params) = (self.options.demangle, self.options.demangle_params);
+        let elf_function = self
+            .bfd_functions(bin)
+            .and_then(|f| f.function(elf_addr))
+            .map(|(name, _)| name.to_string());
+        let mut renamed = std::mem::take(&mut self.renamed_functions);
         let Some(dwarf) = self.dwarf(bin) else {
+            self.renamed_functions = renamed;
             return Vec::new();
         };
         let initial_file = binutils_initial_file(dwarf, elf_addr);
-        dwarf.cell.with_dependent(|_, ctx| {
+        let out = dwarf.cell.with_dependent(|_, ctx| {
             let mut out = Vec::new();
             let Ok(mut iter) = ctx.find_frames(elf_addr).skip_all_loads() else {
                 return out;
             };
+            let mut raw_frames = Vec::new();
             while let Ok(Some(frame)) = iter.next() {
-                let function = frame
-                    .function
-                    .as_ref()
-                    .and_then(|f| f.raw_name().ok())
-                    .map(|raw| {
-                        if do_demangle {
-                            demangle::demangle_with(&raw, params)
-                                .unwrap_or_else(|| raw.into_owned())
-                        } else {
-                            raw.into_owned()
-                        }
-                    });
-                let mut location = frame.location.as_ref().and_then(convert_location);
-                // The innermost record's file, as binutils names it.
-                if let (true, Some(l), Some(f)) = (out.is_empty(), location.as_mut(), &initial_file)
-                {
-                    l.file = f.clone();
-                }
-                out.push(Frame { function, location });
-                if out.len() > 256 {
+                let name = frame.function.as_ref().and_then(|f| {
+                    let raw = f.raw_name().ok()?.into_owned();
+                    let linkage = f.language.is_some_and(name_is_linkage)
+                        || raw.starts_with("_Z")
+                        || raw.starts_with("_R");
+                    Some((raw, linkage))
+                });
+                let die = frame.dw_die_offset.map_or(usize::MAX, |o| o.0);
+                raw_frames.push((
+                    name,
+                    die,
+                    frame.location.as_ref().and_then(convert_location),
+                ));
+                if raw_frames.len() > 256 {
                     break; // corrupt DWARF guard
                 }
             }
+            let inlined = raw_frames.len() > 1;
+            for (depth, (name, die, mut location)) in raw_frames.into_iter().enumerate() {
+                let function = name.map(|(raw, linkage)| {
+                    let key = (bin, die, raw.clone());
+                    let raw = match (&elf_function, linkage) {
+                        (Some(symbol), false) if depth == 0 => {
+                            // binutils renames the function for good when
+                            // the symbol starts it: not an inlined one, nor
+                            // a function's cold part.
+                            if !inlined && !symbol.contains(".cold") {
+                                renamed.insert(key, symbol.clone());
+                            }
+                            symbol.clone()
+                        }
+                        (_, false) => renamed.get(&key).cloned().unwrap_or(raw),
+                        _ => raw,
+                    };
+                    if do_demangle {
+                        demangle::demangle_with(&raw, params).unwrap_or(raw)
+                    } else {
+                        raw
+                    }
+                });
+                // The innermost record's file, as binutils names it.
+                if let (0, Some(l), Some(f)) = (depth, location.as_mut(), &initial_file) {
+                    l.file = f.clone();
+                }
+                out.push(Frame { function, location });
+            }
             out
-        })
+        });
+        self.renamed_functions = renamed;
+        out
     }
 
     /// Starts reading kallsyms on another thread, so that the kernel's slow
@@ -1426,6 +1470,29 @@ fn find_debug_file(
         return DebugFile::Found(cand, map, debug_info);
     }
     DebugFile::NotFound
+}
+
+/// binutils' `non_mangled`: whether a DWARF function's `DW_AT_name` is its
+/// linkage name in a unit of `language` (C-like languages; C++ and Rust
+/// names need `DW_AT_linkage_name`).
+fn name_is_linkage(language: gimli::DwLang) -> bool {
+    use gimli::constants as c;
+    [
+        c::DW_LANG_C89,
+        c::DW_LANG_C,
+        c::DW_LANG_Ada83,
+        c::DW_LANG_Cobol74,
+        c::DW_LANG_Cobol85,
+        c::DW_LANG_Fortran77,
+        c::DW_LANG_Pascal83,
+        c::DW_LANG_C99,
+        c::DW_LANG_Ada95,
+        c::DW_LANG_PLI,
+        c::DW_LANG_UPC,
+        c::DW_LANG_C11,
+        c::DW_LANG_Mips_Assembler,
+    ]
+    .contains(&language)
 }
 
 /// The file binutils 2.40 names for `addr` when that differs from the
