@@ -734,6 +734,83 @@ fn sigkill_leaves_a_readable_file() {
         .arg(&a));
 }
 
+/// A ring that overflows: at the end prec reads each fd's count of the
+/// samples the kernel dropped (PERF_FORMAT_LOST) and writes it as perf's
+/// LOST_SAMPLES records, so both reports count them in `# Total Lost
+/// Samples`, and prec record warns with the numbers and words perf report
+/// prints for the same file. A one-page ring at a 1000 ns period loses
+/// samples when the recorder shares its CPU with the busy workload.
+#[test]
+fn lost_samples_are_counted_in_the_file() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let hot3 = fixture_bin("hot3");
+    let warnings = |text: &str| -> Vec<String> {
+        let lines: Vec<&str> = text.lines().collect();
+        let mut out = Vec::new();
+        for (i, l) in lines.iter().enumerate() {
+            if *l == "Warning:" {
+                out.extend(lines.get(i + 1).map(|n| n.to_string()));
+            }
+        }
+        out
+    };
+    let total_lost = |report: &str| -> String {
+        report
+            .lines()
+            .find(|l| l.starts_with("# Total Lost Samples:"))
+            .unwrap_or("")
+            .to_string()
+    };
+    for attempt in 0..4 {
+        let out = dir.join(format!("lost{attempt}.data"));
+        let mut record = Command::new("taskset");
+        record
+            .args(["-c", "0"])
+            .arg(prec_bin())
+            .args(["record", "-e", "cpu-clock", "-c", "1000", "-m", "1", "-o"])
+            .arg(&out)
+            .arg("--")
+            .arg(&hot3)
+            .arg("0.05")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null());
+        if Command::new("taskset").arg("-V").output().is_err() {
+            record = prec();
+            record
+                .args(["record", "-e", "cpu-clock", "-c", "1000", "-m", "1", "-o"])
+                .arg(&out)
+                .arg("--")
+                .arg(&hot3)
+                .arg("0.05");
+        }
+        let recorded = run(&mut record);
+        let stats = stdout_of(perf().args(["report", "--stats", "-i"]).arg(&out));
+        if !stats.contains("LOST events") {
+            continue;
+        }
+        assert!(stats.contains("LOST_SAMPLES events"), "{stats}");
+        let perf_report = run(perf().args(["report", "--stdio", "-i"]).arg(&out));
+        let prec_report = stdout_of(prec().args(["report", "--stdio", "-i"]).arg(&out));
+        let lost = total_lost(&stdout(&perf_report));
+        assert!(
+            !lost.is_empty() && lost != "# Total Lost Samples: 0",
+            "{lost}"
+        );
+        assert_eq!(total_lost(&prec_report), lost);
+        let perf_said = warnings(&stderr(&perf_report));
+        assert!(
+            perf_said.iter().any(|w| w.contains(" chunks!")),
+            "{perf_said:?}"
+        );
+        assert_eq!(warnings(&stderr(&recorded)), perf_said);
+        return;
+    }
+    panic!("no recording lost samples: nothing was compared");
+}
+
 #[test]
 fn no_lost_samples_on_threads() {
     if !require_perf_record() {

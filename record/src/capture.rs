@@ -355,6 +355,10 @@ pub struct RecordOutcome {
     /// The workload's exit status (None without workload).
     pub exit: Option<ExitStatus>,
     pub samples: u64,
+    /// Records in the (last) file, and of them SAMPLE records: perf's
+    /// counts when it reads the file back for its build-ids.
+    pub records: u64,
+    pub sample_records: u64,
     /// Bytes in the data section (or written to the pipe).
     pub data_bytes: u64,
     pub lost: LostCounter,
@@ -930,6 +934,10 @@ struct Tracker {
     /// The last value of each event id, for `read`.
     read_values: HashMap<u64, u64>,
     samples: u64,
+    /// Records of the file, as perf's session counts them when it reads
+    /// the file back (`nr_events[0]`), and of them SAMPLE records.
+    records: u64,
+    sample_records: u64,
     first_time: Option<u64>,
     last_time: u64,
     files: Vec<String>,
@@ -961,6 +969,8 @@ impl Tracker {
     /// times, the files they hit), keeping the processes' maps.
     fn new_file(&mut self) {
         self.samples = 0;
+        self.records = 0;
+        self.sample_records = 0;
         self.read_values.clear();
         self.first_time = None;
         self.last_time = 0;
@@ -993,6 +1003,10 @@ impl Tracker {
         let _ = self.lost.scan(buf);
         for rec in crate::ring::records(buf) {
             let Ok(rec) = rec else { break };
+            self.records += 1;
+            if rec.type_ == synth::PERF_RECORD_SAMPLE {
+                self.sample_records += 1;
+            }
             let b = rec.bytes;
             let cpumode = rec.misc & 7;
             match rec.type_ {
@@ -2293,6 +2307,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
         // one, whose flush waits for the end.
         if (!tail || cfg.modes.overwrite) && !held_back {
             synth::bare(buf, synth::PERF_RECORD_FINISHED_ROUND);
+            tracker.records += 1;
         }
         sink.write(buf)?;
         Ok(true)
@@ -2585,6 +2600,16 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     if drain(&mut rings, &mut sink, &mut tracker, &mut buf, true)? {
         wakeups += 1;
     }
+    let mut lost = Vec::new();
+    for (event, slots) in events.iter().zip(&fd_slots) {
+        for &(g, k) in slots.iter().flatten() {
+            lost_samples(&mut lost, &event.attr, fds[g][k].as_fd());
+        }
+    }
+    if !lost.is_empty() {
+        tracker.scan(&lost);
+        sink.write(&lost)?;
+    }
     if tail {
         write_tail(&mut sink, &mut tracker, true)?;
     }
@@ -2624,12 +2649,82 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     Ok(RecordOutcome {
         exit,
         samples: tracker.samples,
+        records: tracker.records,
+        sample_records: tracker.sample_records,
         data_bytes,
         lost: tracker.lost,
         wakeups,
         compressed,
         dumps,
     })
+}
+
+/// perf's `record__read_lost_samples` for one fd: the count of samples the
+/// kernel dropped (`PERF_FORMAT_LOST`), when not 0, as a
+/// `PERF_RECORD_LOST_SAMPLES` appended to `out`, with the fd's id in a
+/// sample_id trailer whose other fields are 0 (perf writes the trailer
+/// whatever `sample_id_all` says). A member of a group reads its group,
+/// whose first counter is the leader's: perf 6.1 takes that one's count.
+fn lost_samples(out: &mut Vec<u8>, attr: &PerfEventAttr, fd: BorrowedFd<'_>) {
+    let rf = attr.read_format;
+    if rf & read_format::LOST == 0 {
+        return;
+    }
+    let mut bytes = [0u8; 4096];
+    let Ok(n) = sys::read_fd(fd, &mut bytes) else {
+        return;
+    };
+    let words: Vec<u64> = bytes[..n]
+        .chunks_exact(8)
+        .map(|w| u64::from_ne_bytes(w.try_into().unwrap_or_default()))
+        .collect();
+    // Non-group: value, [enabled], [running], [id], lost. Group: nr,
+    // [enabled], [running], then value, [id], lost per counter.
+    let group = rf & read_format::GROUP != 0;
+    let times = usize::from(rf & read_format::TOTAL_TIME_ENABLED != 0)
+        + usize::from(rf & read_format::TOTAL_TIME_RUNNING != 0);
+    let value_at = if group { 1 + times } else { 0 };
+    let id_at = if group { value_at + 1 } else { 1 + times };
+    let has_id = rf & read_format::ID != 0;
+    let lost_at = id_at + usize::from(has_id);
+    let (Some(&lost), id) = (words.get(lost_at), words.get(id_at).filter(|_| has_id)) else {
+        return;
+    };
+    let id = match id {
+        Some(&id) => id,
+        None => sys::ioc_id(fd).unwrap_or(0),
+    };
+    if lost == 0 {
+        return;
+    }
+    let st = attr.sample_type;
+    let mut trailer = Vec::new();
+    if st & sample::TID != 0 {
+        trailer.push(0); // pid, tid
+    }
+    if st & sample::TIME != 0 {
+        trailer.push(0);
+    }
+    if st & sample::ID != 0 {
+        trailer.push(id);
+    }
+    if st & sample::STREAM_ID != 0 {
+        trailer.push(0);
+    }
+    if st & sample::CPU != 0 {
+        trailer.push(0); // cpu, reserved
+    }
+    if st & sample::IDENTIFIER != 0 {
+        trailer.push(id);
+    }
+    let size = 16 + 8 * trailer.len() as u16;
+    out.extend_from_slice(&crate::ring::PERF_RECORD_LOST_SAMPLES.to_ne_bytes());
+    out.extend_from_slice(&0u16.to_ne_bytes());
+    out.extend_from_slice(&size.to_ne_bytes());
+    out.extend_from_slice(&lost.to_ne_bytes());
+    for w in trailer {
+        out.extend_from_slice(&w.to_ne_bytes());
+    }
 }
 
 /// `PATH.TIMESTAMP` (`--timestamp-filename`, `--switch-output`), with

@@ -794,19 +794,11 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         None
     };
     if !quiet {
-        if out.lost.lost_records > 0 {
-            eprintln!(
-                "Warning:\nProcessed {} samples and lost {} chunks ({} events)!\n\nCheck IO/CPU overload!\n",
-                out.samples, out.lost.lost_records, out.lost.lost_events
-            );
-        }
-        if out.lost.lost_samples > 0 {
-            eprintln!("Warning:\n{} samples lost!\n", out.lost.lost_samples);
-        }
         eprintln!(
             "[ prec record: Woken up {} times to write data ]",
             out.wakeups
         );
+        warn_about_lost(&out, counts_samples);
         let mut name = match &output {
             Output::Stdout => "-".to_string(),
             Output::File(p) => p.display().to_string(),
@@ -878,6 +870,42 @@ fn parse_branch_filter(list: &str) -> Result<u64> {
         bits = BRANCH_ANY;
     }
     Ok(bits)
+}
+
+/// The warnings perf record prints about lost data: perf's session's
+/// (`perf_session__warn_about_errors`) while it reads the file back for
+/// build-ids, so in its words and only where it reads it; elsewhere prec's
+/// own short ones, as losing data should never go unsaid.
+fn warn_about_lost(out: &capture::RecordOutcome, read_back: bool) {
+    let lost = &out.lost;
+    if !read_back {
+        if lost.lost_records > 0 {
+            eprintln!(
+                "Warning:\nlost {} chunks ({} events)!\n\nCheck IO/CPU overload!\n",
+                lost.lost_records, lost.lost_events
+            );
+        }
+        if lost.lost_samples > 0 {
+            eprintln!("Warning:\n{} samples lost!\n", lost.lost_samples);
+        }
+        return;
+    }
+    if lost.lost_records > 0 {
+        eprintln!(
+            "Warning:\nProcessed {} events and lost {} chunks!\n\nCheck IO/CPU overload!\n",
+            out.records, lost.lost_records
+        );
+    }
+    let processed = out.sample_records + lost.lost_samples;
+    if processed > 0 {
+        let drop_rate = lost.lost_samples as f64 / processed as f64;
+        if drop_rate > 0.05 {
+            eprintln!(
+                "Warning:\nProcessed {processed} samples and lost {:3.2}%!\n",
+                drop_rate * 100.0
+            );
+        }
+    }
 }
 
 #[cfg(test)]
