@@ -1106,6 +1106,44 @@ fn tracepoints_trace_output() {
 
 /// A tracepoint that does not exist, or that an ordinary user cannot read
 /// (tracefs is root's), is a clear error naming it, before anything runs.
+/// A file of one sample: perf computes a srcline or srcfile only when a
+/// comparison needs it, and the only entry of a file is never compared,
+/// not even with the key first. So the column keeps its title's width and
+/// the value is cut to it (`bprm_execve+1189` prints `bprm_execve`).
+#[test]
+fn one_sample_source_columns_keep_their_titles_width() {
+    let Some(sh) = which("sh").filter(|_| require_perf_record()) else {
+        return;
+    };
+    let dir = tempdir();
+    let files = record_both(
+        &dir,
+        "one-exec",
+        &["-e", "sched:sched_process_exec"],
+        &[&sh, "-c", ":"],
+    );
+    let runs: &[&[&str]] = &[
+        &["--sort", "srcline"],
+        &["--sort", "srcline,sym"],
+        &["--sort", "srcfile"],
+        &["--sort", "srcline", "--no-children"],
+    ];
+    for file in &files {
+        let text = report_stdio(perf(), file, Input::File, &["--sort", "srcline"]);
+        assert!(
+            text.contains("100.00%  bprm_execve\n"),
+            "perf cuts the srcline of {}:\n{text}",
+            file.display()
+        );
+    }
+    assert_no_failures(&compare_each(
+        &files,
+        runs,
+        |_, _| None,
+        |f, args| compare_report(f, Input::File, args),
+    ));
+}
+
 #[test]
 fn tracepoint_errors() {
     if !require_perf_record() {

@@ -284,9 +284,15 @@ fn calc_widths_of<'e>(
         daddr_dso: 0,
     };
     let keys = &data.options.sort;
-    let srcfile_first = keys.first() == Some(&SortKey::Srcfile);
+    // With the key first, every entry is compared when made or when a
+    // later one is, unless only one was ever made.
+    let made_once = match h.entries.as_slice() {
+        [e] => e.nr_samples <= 1 && e.cg.as_ref().is_none_or(|c| c.acc_count <= 1),
+        _ => false,
+    };
+    let srcfile_first = keys.first() == Some(&SortKey::Srcfile) && !made_once;
     // The same for srclines: perf computes them in comparisons too.
-    let srcline_first = keys.first() == Some(&SortKey::Srcline);
+    let srcline_first = keys.first() == Some(&SortKey::Srcline) && !made_once;
     let srcline_shared = SharedPrefixes::new(
         data,
         &h.entries,
