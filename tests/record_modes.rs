@@ -6,7 +6,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::{Command, Output, Stdio};
 
 use common::*;
 
@@ -690,8 +690,32 @@ fn max_size_stops() {
     }
     let dir = tempdir();
     let a = dir.join("m.data");
-    let o = prec_record(&a, &["--max-size", "16K"]);
+    let b = dir.join("p.data");
+    // Both stop the workload with SIGTERM and exit with its status (143),
+    // saying so even with -q.
+    let limited = |tool: Command, out: &Path| {
+        let mut c = tool;
+        c.args(["record", "-q", "--max-size", "16K", "-o"])
+            .arg(out)
+            .arg("--")
+            .arg(hot3())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null());
+        c.output().expect("run record")
+    };
+    let o = limited(prec(), &a);
+    let p = limited(perf(), &b);
     assert!(stderr(&o).contains("size limit reached"), "{}", stderr(&o));
+    assert!(stderr(&p).contains("size limit reached"), "{}", stderr(&p));
+    // perf dies of the SIGTERM it sent: a shell sees 143 from both.
+    let shell_code = |o: &Output| {
+        use std::os::unix::process::ExitStatusExt;
+        o.status
+            .code()
+            .or_else(|| o.status.signal().map(|s| 128 + s))
+    };
+    assert_eq!(shell_code(&o), Some(143), "{}", stderr(&o));
+    assert_eq!(shell_code(&o), shell_code(&p));
     let len = std::fs::metadata(&a).unwrap().len();
     // 16 KiB plus at most a drain pass and the header/features.
     assert!(len < 200 * 1024, "{len} bytes");

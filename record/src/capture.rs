@@ -2528,16 +2528,16 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
             if let Some(max) = cfg.modes.max_size {
                 let written = sink.data_bytes() + parallel_bytes.get();
                 if written >= max {
-                    note(
-                        cfg.quiet,
-                        &format!(
-                            "[ prec record: perf size limit reached ({} KB), stopping session ]",
-                            written / 1024
-                        ),
+                    // perf prints this even with -q.
+                    eprintln!(
+                        "[ prec record: perf size limit reached ({} KB), stopping session ]",
+                        written / 1024
                     );
+                    // The workload's status is the recording's, as when
+                    // it ends by itself: perf exits 143 then.
                     if let Some(r) = running.as_mut() {
                         let _ = r.kill(libc::SIGTERM);
-                        let _ = r.wait();
+                        exit = r.wait().ok();
                     }
                     break;
                 }
