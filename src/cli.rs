@@ -636,6 +636,12 @@ pub struct ReportArgs {
     /// Report samples, not branches, for files with branch stacks.
     #[arg(long = "no-branch-stack")]
     pub no_branch_stack: bool,
+    /// perf's branch history: call graphs by address (each node with its
+    /// source line), sorted by srcline,symbol,dso unless --sort says
+    /// otherwise. prec does not add branch stacks to the call graphs: on a
+    /// file with them it refuses.
+    #[arg(long = "branch-history")]
+    pub branch_history: bool,
     /// Call graphs: print_type,threshold[,print_limit],order,sort_key,value
     /// (graph|fractal|flat|folded|none, caller|callee, function|address|srcline,
     /// percent|period|count); bare -g is graph,0.5,caller,function,percent.

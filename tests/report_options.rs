@@ -473,6 +473,11 @@ fn callgraph_keys_match_perf() {
             &["--no-inline"],
             &["--max-stack", "3"],
             &["--max-stack", "1", "--no-children"],
+            // perf's branch history without branch stacks: srcline,
+            // symbol, dso and call graphs by address.
+            &["--branch-history"],
+            &["--branch-history", "--no-children"],
+            &["--branch-history", "--sort", "dso,sym", "-g", "caller"],
         ] {
             if let Err(e) = compare_fixed(&file, args, &fix) {
                 failures.push(e);
@@ -480,6 +485,25 @@ fn callgraph_keys_match_perf() {
         }
     }
     assert_no_failures(&failures);
+    // With branch stacks perf adds them to the call graphs; prec says it
+    // does not.
+    if let Some(branchy) = quipper_files()
+        .into_iter()
+        .find(|f| f.file_name().and_then(OsStr::to_str) == Some("perf.data.branch-4.14"))
+    {
+        let o = prec()
+            .args(["report", "--stdio", "--branch-history", "-i"])
+            .arg(&branchy)
+            .output()
+            .expect("run prec");
+        assert!(!o.status.success());
+        assert!(
+            String::from_utf8_lossy(&o.stderr)
+                .contains("--branch-history on a file with branch stacks"),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
 }
 
 /// Options perf refuses for a file: `--sort parent` or `-g` without

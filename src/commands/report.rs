@@ -177,6 +177,9 @@ fn options(
         prec_report::callgraph::parse_report_opt(g, &mut o.callgraph)
             .map_err(anyhow::Error::msg)?;
     }
+    if args.branch_history {
+        o.callgraph.key = prec_report::callgraph::Key::Address;
+    }
     o.show_cpu_utilization = args.show_cpu_utilization;
     o.cpu_utilization = args.show_cpu_utilization
         || o.fields.iter().chain(&o.sort_fields).any(|f| {
@@ -437,12 +440,29 @@ fn default_sort_order(opts: &Options, file: &prec_format::PerfFile<'_>) -> &'sta
     }
 }
 
-pub fn run(args: ReportArgs) -> Result<ExitCode> {
+pub fn run(mut args: ReportArgs) -> Result<ExitCode> {
     if non_strict_sort(&args) == Some("") {
         bail!("Invalid --sort key: `+'");
     }
     let input = std::sync::Arc::new(Input::open(&args.data.input(), args.data.force)?);
     let file = input.parse()?;
+    if args.branch_history {
+        // perf's branch_call_mode: its own default order; the call graph's
+        // key is the address whatever -g says.
+        if aggregate::branch_mode(&file, &Options::default()) {
+            bail!(
+                "--branch-history on a file with branch stacks: prec does not add them to \
+                 the call graphs yet (report the branches with the default branch mode, \
+                 or the samples with --no-branch-stack)"
+            );
+        }
+        if args.sort.is_none() {
+            args.sort = Some("srcline,symbol,dso".to_string());
+        }
+        if args.call_graph.is_none() {
+            args.call_graph = Some("address".to_string());
+        }
+    }
     let mut opts = options(
         &args,
         non_strict_sort(&args).or(args.sort.as_deref()),
