@@ -249,9 +249,27 @@ fn attrs_match_perf() {
         let b = dir.join(format!("perf{i}.data"));
         let mut full: Vec<&str> = args.to_vec();
         full.extend(["--", "true"]);
-        prec_record(&a, &full);
+        let said = prec_record(&a, &full);
         perf_record(&b, &full);
         assert_eq!(evlist(&a), evlist(&b), "attrs differ for {args:?}");
+        if args.contains(&"1000000") {
+            // perf's warning, in its words and indent (perf_record
+            // passes -q, so ask perf without it).
+            let perf_said = run(perf()
+                .args(["record", "-o"])
+                .arg(dir.join("loud.data"))
+                .args(&full));
+            let warning = |o: &Output| -> Vec<String> {
+                stderr(o)
+                    .lines()
+                    .skip_while(|l| !l.starts_with("warning: Maximum frequency"))
+                    .take(4)
+                    .map(str::to_string)
+                    .collect()
+            };
+            assert_eq!(warning(&said).len(), 4, "{}", stderr(&said));
+            assert_eq!(warning(&said), warning(&perf_said));
+        }
     }
     // Pipe mode adds ID.
     let out = Command::new(prec_bin())

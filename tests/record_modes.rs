@@ -553,7 +553,17 @@ fn switch_output_like_perf() {
         v
     };
     let o = prec_record(&dir.join("prec.data"), &["--switch-output=30K"]);
-    perf_record(&dir.join("perf.data"), &["--switch-output=30K"]);
+    let p = perf_record(&dir.join("perf.data"), &["--switch-output=30K"]);
+    // A size below the wake-up size: perf's warning, with its size.
+    let warning = |o: &Output| -> Vec<String> {
+        stderr(o)
+            .lines()
+            .filter(|l| l.starts_with("WARNING: switch-output"))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(warning(&o).len(), 1, "{}", stderr(&o));
+    assert_eq!(warning(&o), warning(&p));
     let (mine, theirs) = (files_of("prec.data"), files_of("perf.data"));
     assert!(mine.len() >= 3 && theirs.len() >= 2, "{mine:?} {theirs:?}");
     assert!(

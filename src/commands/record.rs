@@ -65,6 +65,18 @@ fn default_mmap_pages() -> usize {
     1usize << (usize::BITS - 1 - pages.leading_zeros())
 }
 
+/// perf's `unit_number__scnprintf`: `n` in the largest unit of 1024 that
+/// leaves more than 1 (`258K`).
+fn unit_number(mut n: u64) -> String {
+    let units = b"BKMGTPE";
+    let mut i = 0;
+    while n / 1024 > 1 && i < 7 {
+        n /= 1024;
+        i += 1;
+    }
+    format!("{n}{}", units[i.min(6)] as char)
+}
+
 fn parse_ids(s: &str, what: &str) -> Result<Vec<i32>> {
     s.split(',')
         .filter(|p| !p.trim().is_empty())
@@ -583,9 +595,13 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
             }
             if freq > m {
                 if !quiet {
+                    // perf's words and indent.
+                    let indent = " ".repeat(9);
                     eprintln!(
                         "warning: Maximum frequency rate ({m} Hz) exceeded, throttling from {freq} Hz to {m} Hz.\n\
-                         The limit can be raised via /proc/sys/kernel/perf_event_max_sample_rate."
+                         {indent}The limit can be raised via /proc/sys/kernel/perf_event_max_sample_rate.\n\
+                         {indent}The kernel will lower it when perf's interrupts take too long.\n\
+                         {indent}Use --strict-freq to disable this throttling, refusing to record."
                     );
                 }
                 freq = m;
@@ -619,6 +635,20 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
             }
         }
     };
+    // perf's switch_output_size_warn: files get at least what the kernel
+    // buffers before a wake-up.
+    if let (Some(s), false, false) = (&args.switch_output, args.no_buffering, quiet) {
+        if let Ok(capture::SwitchOutput::Size(size)) = parse_switch_output(s) {
+            let wakeup = (mmap_pages as u64 + 1) * sys::page_size() as u64 / 2;
+            if size < wakeup {
+                eprintln!(
+                    "WARNING: switch-output data size lower than wakeup kernel buffer size ({}) \
+                     expect bigger perf.data sizes",
+                    unit_number(wakeup)
+                );
+            }
+        }
+    }
     let pids = match &args.pid {
         Some(s) => parse_ids(s, "pid")?,
         None => Vec::new(),
