@@ -829,6 +829,36 @@ fn lost_samples_are_counted_in_the_file() {
     panic!("no recording lost samples: nothing was compared");
 }
 
+/// "Woken up N times" counts the kernel's wake-ups (a ring past its
+/// watermark, the tasks' end), as perf's: a half-second run at the default
+/// rate fills no ring halfway, so both say about once, not once per pass
+/// of prec's loop.
+#[test]
+fn wakeups_are_the_kernels() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let woken = |o: &Output| -> u64 {
+        stderr(o)
+            .lines()
+            .find_map(|l| {
+                l.split_once("Woken up ")
+                    .and_then(|(_, rest)| rest.split(' ').next())
+                    .and_then(|n| n.parse().ok())
+            })
+            .unwrap_or_else(|| panic!("no wake-up count: {}", stderr(o)))
+    };
+    let hot3 = fixture_bin("hot3");
+    let args = ["--", hot3.to_str().unwrap(), "0.5"];
+    let mine = woken(&prec_record(&dir.join("prec.data"), &args));
+    let theirs = woken(&run(perf()
+        .args(["record", "-o"])
+        .arg(dir.join("perf.data"))
+        .args(args)));
+    assert!(mine <= theirs + 1, "prec woken {mine} times, perf {theirs}");
+}
+
 #[test]
 fn no_lost_samples_on_threads() {
     if !require_perf_record() {

@@ -2352,10 +2352,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
     launch::install_switch_request(cfg.modes.switch_output.is_some())?;
     let loop_result = (|| -> Result<(), RecordError> {
         loop {
-            if drain(&mut rings, &mut sink, &mut tracker, &mut buf, false)? {
-                wakeups += 1;
-                switch_wakeups += 1;
-            }
+            drain(&mut rings, &mut sink, &mut tracker, &mut buf, false)?;
             while toggles.front().is_some_and(|&(t, _)| Instant::now() >= t) {
                 let Some((_, toggle)) = toggles.pop_front() else {
                     break;
@@ -2575,6 +2572,12 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
                     .min(100) as i32
             });
             sys::poll(&mut pollfds, timeout)?;
+            // perf counts the times the kernel woke it: a ring past its
+            // watermark, or its tasks' end (not this loop's timeouts).
+            if pollfds[..rings.len()].iter().any(|p| p.revents != 0) {
+                wakeups += 1;
+                switch_wakeups += 1;
+            }
             for p in pollfds.iter_mut() {
                 if p.revents & (sys::pollbits::HUP | sys::pollbits::ERR) != 0 {
                     p.fd = -1;
@@ -2597,9 +2600,7 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
             let _ = sys::ioc_disable(fd.as_fd());
         }
     }
-    if drain(&mut rings, &mut sink, &mut tracker, &mut buf, true)? {
-        wakeups += 1;
-    }
+    drain(&mut rings, &mut sink, &mut tracker, &mut buf, true)?;
     let mut lost = Vec::new();
     for (event, slots) in events.iter().zip(&fd_slots) {
         for &(g, k) in slots.iter().flatten() {
