@@ -1048,22 +1048,17 @@ impl Symbolizer {
     /// perf then sees the symbol's own name, not an inline frame.
     pub fn inline_frames(&mut self, bin: BinaryId, elf_addr: u64) -> Vec<Frame> {
         let (do_demangle, params) = (self.options.demangle, self.options.demangle_params);
-        let elf_function = self
-            .bfd_functions(bin)
-            .and_then(|f| f.function(elf_addr))
-            .map(|(name, _)| name.to_string());
-        let mut renamed = std::mem::take(&mut self.renamed_functions);
         let Some(dwarf) = self.dwarf(bin) else {
-            self.renamed_functions = renamed;
             return Vec::new();
         };
         let initial_file = binutils_initial_file(dwarf, elf_addr);
-        let out = dwarf.cell.with_dependent(|_, ctx| {
-            let mut out = Vec::new();
-            let Ok(mut iter) = ctx.find_frames(elf_addr).skip_all_loads() else {
-                return out;
-            };
+        // (raw name, whether binutils takes it as the linkage name, the
+        // function's DIE offset, location), innermost first.
+        let raw_frames = dwarf.cell.with_dependent(|_, ctx| {
             let mut raw_frames = Vec::new();
+            let Ok(mut iter) = ctx.find_frames(elf_addr).skip_all_loads() else {
+                return raw_frames;
+            };
             while let Ok(Some(frame)) = iter.next() {
                 let name = frame.function.as_ref().and_then(|f| {
                     let raw = f.raw_name().ok()?.into_owned();
@@ -1073,48 +1068,66 @@ impl Symbolizer {
                     Some((raw, linkage))
                 });
                 let die = frame.dw_die_offset.map_or(usize::MAX, |o| o.0);
-                raw_frames.push((
-                    name,
-                    die,
-                    frame.location.as_ref().and_then(convert_location),
-                ));
+                let location = frame.location.as_ref().and_then(convert_location);
+                raw_frames.push((name, die, location));
                 if raw_frames.len() > 256 {
                     break; // corrupt DWARF guard
                 }
             }
-            let inlined = raw_frames.len() > 1;
-            for (depth, (name, die, mut location)) in raw_frames.into_iter().enumerate() {
-                let function = name.map(|(raw, linkage)| {
-                    let key = (bin, die, raw.clone());
-                    let raw = match (&elf_function, linkage) {
-                        (Some(symbol), false) if depth == 0 => {
-                            // binutils renames the function for good when
-                            // the symbol starts it: not an inlined one, nor
-                            // a function's cold part.
-                            if !inlined && !symbol.contains(".cold") {
-                                renamed.insert(key, symbol.clone());
-                            }
-                            symbol.clone()
-                        }
-                        (_, false) => renamed.get(&key).cloned().unwrap_or(raw),
-                        _ => raw,
-                    };
-                    if do_demangle {
-                        demangle::demangle_with(&raw, params).unwrap_or(raw)
-                    } else {
-                        raw
-                    }
-                });
-                // The innermost record's file, as binutils names it.
-                if let (0, Some(l), Some(f)) = (depth, location.as_mut(), &initial_file) {
-                    l.file = f.clone();
-                }
-                out.push(Frame { function, location });
-            }
-            out
+            raw_frames
         });
-        self.renamed_functions = renamed;
+        let inlined = raw_frames.len() > 1;
+        let mut out = Vec::with_capacity(raw_frames.len());
+        for (depth, (name, die, mut location)) in raw_frames.into_iter().enumerate() {
+            let function = name.map(|(raw, linkage)| {
+                let raw = if linkage {
+                    raw
+                } else if depth == 0 {
+                    self.innermost_without_linkage(bin, elf_addr, (die, raw), inlined)
+                } else {
+                    let key = (bin, die, raw);
+                    self.renamed_functions.get(&key).cloned().unwrap_or(key.2)
+                };
+                if do_demangle {
+                    demangle::demangle_with(&raw, params).unwrap_or(raw)
+                } else {
+                    raw
+                }
+            });
+            // The innermost record's file, as binutils names it.
+            if let (0, Some(l), Some(f)) = (depth, location.as_mut(), &initial_file) {
+                l.file = f.clone();
+            }
+            out.push(Frame { function, location });
+        }
         out
+    }
+
+    /// binutils' name for the innermost function at `elf_addr` when its
+    /// DWARF name `raw` (of DIE `die`) is no linkage name: the ELF symbol
+    /// at the address, else the function's name so far. When the symbol
+    /// starts the function (it is not `inlined` there, nor a cold part),
+    /// binutils keeps that name for the function from then on.
+    fn innermost_without_linkage(
+        &mut self,
+        bin: BinaryId,
+        elf_addr: u64,
+        (die, raw): (usize, String),
+        inlined: bool,
+    ) -> String {
+        let Some(symbol) = self
+            .bfd_functions(bin)
+            .and_then(|f| f.function(elf_addr))
+            .map(|(name, _)| name.to_string())
+        else {
+            let key = (bin, die, raw);
+            return self.renamed_functions.get(&key).cloned().unwrap_or(key.2);
+        };
+        if !inlined && !symbol.contains(".cold") {
+            self.renamed_functions
+                .insert((bin, die, raw), symbol.clone());
+        }
+        symbol
     }
 
     /// Starts reading kallsyms on another thread, so that the kernel's slow
