@@ -717,7 +717,8 @@ fn max_size_stops() {
     let p = limited(perf(), &b);
     assert!(stderr(&o).contains("size limit reached"), "{}", stderr(&o));
     assert!(stderr(&p).contains("size limit reached"), "{}", stderr(&p));
-    // perf dies of the SIGTERM it sent: a shell sees 143 from both.
+    // The workload's status after the SIGTERM: a shell sees 143. perf
+    // mostly dies of that SIGTERM too (143), but not always (0): racy.
     let shell_code = |o: &Output| {
         use std::os::unix::process::ExitStatusExt;
         o.status
@@ -725,7 +726,11 @@ fn max_size_stops() {
             .or_else(|| o.status.signal().map(|s| 128 + s))
     };
     assert_eq!(shell_code(&o), Some(143), "{}", stderr(&o));
-    assert_eq!(shell_code(&o), shell_code(&p));
+    assert!(
+        matches!(shell_code(&p), Some(0 | 143)),
+        "perf: {:?}",
+        p.status
+    );
     let len = std::fs::metadata(&a).unwrap().len();
     // 16 KiB plus at most a drain pass and the header/features.
     assert!(len < 200 * 1024, "{len} bytes");
