@@ -570,6 +570,21 @@ pub struct CallTree {
     nodes: Vec<TNode>,
     /// perf's `max_depth`: the longest chain appended.
     pub max_depth: usize,
+    /// Each node's parent and depth (the root's are 0), so that
+    /// [`Self::descends_from`] climbs only to the ancestor's.
+    links: Vec<(u32, u32)>,
+    /// Each node's hits and samples with its descendants', from
+    /// [`CallTree::finish`] (apart from the nodes: only the output reads
+    /// them, and the appends walk the nodes).
+    cumuls: Vec<(u64, u64)>,
+    /// Made for the first node with many or mixed children: a report has
+    /// a tree per entry, and most trees never need it.
+    extra: Option<Box<TreeExtra>>,
+}
+
+/// What a [`CallTree`] keeps for nodes with many or mixed children.
+#[derive(Clone, Debug, Default)]
+struct TreeExtra {
     /// (node, frame) -> child, for nodes with more than [`WIDE`]
     /// children: broken frame-pointer chains give a node thousands of
     /// distinct children, and a scan per append then dominates.
@@ -592,15 +607,12 @@ pub struct CallTree {
     last_span: IpSpan,
     /// The nodes whose children the last append newly mixed.
     reordered: Vec<u32>,
-    /// Each node's parent (the root's is 0).
-    parents: Vec<u32>,
-    /// Each node's depth (the root's is 0), so that
-    /// [`Self::descends_from`] climbs only to the ancestor's.
-    depths: Vec<u32>,
-    /// Each node's hits and samples with its descendants', from
-    /// [`CallTree::finish`] (apart from the nodes: only the output reads
-    /// them, and the appends walk the nodes).
-    cumuls: Vec<(u64, u64)>,
+}
+
+impl Default for IpSpan {
+    fn default() -> Self {
+        IpSpan::ANY
+    }
 }
 
 /// Children a node may have before [`CallTree::append`] indexes them.
@@ -633,17 +645,9 @@ impl Default for CallTree {
                 dso_rank: 0,
             })],
             max_depth: 0,
-            wide: HashMap::default(),
-            mixed_siblings: HashMap::default(),
-            rank_kinds: HashMap::default(),
-            mixed_ranks: HashSet::default(),
-            walked: Vec::new(),
-            walked_steps: Vec::new(),
-            last_span: IpSpan::ANY,
-            reordered: Vec::new(),
-            parents: vec![0],
-            depths: vec![0],
+            links: vec![(0, 0)],
             cumuls: Vec::new(),
+            extra: None,
         }
     }
 }
@@ -719,18 +723,24 @@ impl CallTree {
             reorders: false,
             changed_mixed: false,
         };
-        self.walked.clear();
-        self.walked_steps.clear();
-        self.reordered.clear();
+        if let Some(x) = &mut self.extra {
+            x.walked.clear();
+            x.walked_steps.clear();
+            x.reordered.clear();
+        }
         if rest.is_empty() && start == 0 {
             return out;
         }
         let mut cur = start;
         for (step, f) in rest.iter().enumerate() {
-            let walked = self.walked.len();
+            let walked = self.walked().len();
             cur = self.find_or_add_child(cur, f, cmp, &mut out);
-            if self.walked.len() != walked {
-                self.walked_steps.push((step as u32, self.last_span));
+            if let Some(x) = self
+                .extra
+                .as_deref_mut()
+                .filter(|x| x.walked.len() != walked)
+            {
+                x.walked_steps.push((step as u32, x.last_span));
             }
             if let Some(path) = path.as_deref_mut() {
                 path.push(cur);
@@ -752,16 +762,18 @@ impl CallTree {
         out: &mut Appended,
     ) -> u32 {
         if self.nodes[parent as usize].children_mixed {
-            if self.mixed_ranks.contains(&(parent, f.dso_rank))
+            let x = self.extra_mut();
+            if x.mixed_ranks.contains(&(parent, f.dso_rank))
                 || self.nodes[parent as usize].child_kinds & FrameKind::INLINED != 0
             {
-                self.walked.push(parent);
+                self.extra_mut().walked.push(parent);
             }
             return self.walk_mixed(parent, f, cmp, out);
         }
         let children = &self.nodes[parent as usize].children;
         let found = if children.len() > WIDE {
-            self.wide.get(&(parent, f.id)).copied()
+            let wide = self.extra.as_ref().map(|x| &x.wide);
+            wide.and_then(|w| w.get(&(parent, f.id))).copied()
         } else {
             children
                 .iter()
@@ -786,30 +798,34 @@ impl CallTree {
                 cmp.node_vs(node, new) == Ordering::Less
             });
         }
-        self.mixed_siblings.insert(parent, tree);
+        self.extra_mut().mixed_siblings.insert(parent, tree);
         self.nodes[parent as usize].children_mixed = true;
         self.walk_mixed(parent, f, cmp, out)
     }
 
     /// perf's walk of the children of `parent`, which mix kinds.
     fn walk_mixed(&mut self, parent: u32, f: &CursorFrame, cmp: &Cmp, out: &mut Appended) -> u32 {
-        self.last_span = IpSpan::ANY;
-        let Some(tree) = self.mixed_siblings.get(&parent) else {
+        let x = self.extra.get_or_insert_with(Box::default);
+        x.last_span = IpSpan::ANY;
+        let Some(tree) = x.mixed_siblings.get(&parent) else {
             return self.push_child(parent, f);
         };
+        let mut span = IpSpan::ANY;
         let children = &self.nodes[parent as usize].children;
         let (mut at, mut link_to, mut go_left) = (tree.root, NIL, false);
         while at != NIL {
             let child = children[at as usize].1;
             let node = &self.nodes[child as usize].frame;
             if node.id == f.id {
+                self.extra_mut().last_span = span;
                 return child;
             }
             let (o, by_ip) = match_chain_by(cmp.key, node, f, cmp.frames, cmp.strings);
             if by_ip {
-                self.last_span.narrow(node.ip, o);
+                span.narrow(node.ip, o);
             }
             if o == Ordering::Equal {
+                self.extra_mut().last_span = span;
                 return child;
             }
             link_to = at;
@@ -820,10 +836,12 @@ impl CallTree {
                 tree.right(at)
             };
         }
+        self.extra_mut().last_span = span;
         self.note_child_kind(parent, f, cmp, out);
         // Without a rotation the new child is only a leaf where this walk
         // ended, and every other walk goes as before.
-        let rotated = self.mixed_siblings.get_mut(&parent).is_none_or(|tree| {
+        let x = self.extra_mut();
+        let rotated = x.mixed_siblings.get_mut(&parent).is_none_or(|tree| {
             let rotations = tree.rotations;
             tree.insert_at(link_to, go_left, 0);
             tree.rotations != rotations
@@ -838,17 +856,18 @@ impl CallTree {
     fn push_child(&mut self, parent: u32, f: &CursorFrame) -> u32 {
         let id = self.nodes.len() as u32;
         self.nodes.push(TNode::new(*f));
-        self.parents.push(parent);
-        let depth = self.depths.get(parent as usize).map_or(0, |d| d + 1);
-        self.depths.push(depth);
+        let depth = self.links.get(parent as usize).map_or(0, |&(_, d)| d + 1);
+        self.links.push((parent, depth));
         let children = &mut self.nodes[parent as usize].children;
         children.push((f.id, id));
-        if children.len() == WIDE + 1 {
-            for &(frame, child) in children.iter() {
-                self.wide.insert((parent, frame), child);
+        let many = children.len();
+        if many == WIDE + 1 {
+            let x = self.extra.get_or_insert_with(Box::default);
+            for &(frame, child) in self.nodes[parent as usize].children.iter() {
+                x.wide.insert((parent, frame), child);
             }
-        } else if children.len() > WIDE + 1 {
-            self.wide.insert((parent, f.id), id);
+        } else if many > WIDE + 1 {
+            self.extra_mut().wide.insert((parent, f.id), id);
         }
         id
     }
@@ -879,23 +898,25 @@ impl CallTree {
         let both = |k: u8| k & FrameKind::SYM != 0 && k & FrameKind::NO_SYM != 0;
         if both(after) {
             if !both(before) {
+                let x = self.extra.get_or_insert_with(Box::default);
                 for &(_, c) in &self.nodes[parent as usize].children {
                     let cf = &self.nodes[c as usize].frame;
                     let k = FrameKind::of(frames.get(cf.id));
-                    *self.rank_kinds.entry((parent, cf.dso_rank)).or_default() |= k;
+                    *x.rank_kinds.entry((parent, cf.dso_rank)).or_default() |= k;
                 }
             }
             let slot = (parent, f.dso_rank);
-            let kinds = self.rank_kinds.entry(slot).or_default();
+            let x = self.extra_mut();
+            let kinds = x.rank_kinds.entry(slot).or_default();
             *kinds |= kind;
-            if both(*kinds) && self.mixed_ranks.insert(slot) {
+            if both(*kinds) && x.mixed_ranks.insert(slot) {
                 newly = true;
             }
         }
         if newly {
             out.reorders = true;
             out.replayable = false;
-            self.reordered.push(parent);
+            self.extra_mut().reordered.push(parent);
         }
         newly
     }
@@ -905,9 +926,17 @@ impl CallTree {
     /// the trees' versions after it: appending the same frames again
     /// reaches the same node while [`Self::mixed_version`] still says so.
     pub fn walked_mixed(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
-        self.walked
+        self.walked()
             .iter()
             .map(|&n| (n, self.nodes[n as usize].mixed_version))
+    }
+
+    fn walked(&self) -> &[u32] {
+        self.extra.as_ref().map_or(&[], |x| &x.walked)
+    }
+
+    fn extra_mut(&mut self) -> &mut TreeExtra {
+        self.extra.get_or_insert_with(Box::default)
     }
 
     /// The frames of the last [`Self::append`] (indexes into the frames
@@ -915,7 +944,7 @@ impl CallTree {
     /// compared, with the addresses that compare the same: the same
     /// frames at other addresses may go elsewhere.
     pub fn walked_steps(&self) -> &[(u32, IpSpan)] {
-        &self.walked_steps
+        self.extra.as_ref().map_or(&[], |x| &x.walked_steps)
     }
 
     /// The version of `node`'s perf tree of children (see
@@ -927,7 +956,7 @@ impl CallTree {
     /// The nodes whose children the last [`Self::append`] mixed
     /// ([`Appended::reorders`]): walks through them may now go elsewhere.
     pub fn reordered(&self) -> &[u32] {
-        &self.reordered
+        self.extra.as_ref().map_or(&[], |x| &x.reordered)
     }
 
     /// The child of `parent`, whose children mix kinds, that perf's walk
@@ -941,7 +970,7 @@ impl CallTree {
         frames: &Frames,
         strings: &Strings,
     ) -> Option<(u32, IpSpan)> {
-        let tree = self.mixed_siblings.get(&parent)?;
+        let tree = self.extra.as_ref()?.mixed_siblings.get(&parent)?;
         let children = &self.nodes.get(parent as usize)?.children;
         let (mut at, mut span) = (tree.root, IpSpan::ANY);
         while at != NIL {
@@ -966,14 +995,14 @@ impl CallTree {
     /// Whether the walk to `node` went down from `ancestor` (a proper
     /// ancestor).
     pub fn descends_from(&self, node: u32, ancestor: u32) -> bool {
-        let depth = |n: u32| self.depths.get(n as usize).copied().unwrap_or(0);
+        let depth = |n: u32| self.links.get(n as usize).map_or(0, |&(_, d)| d);
         let (from, to) = (depth(node), depth(ancestor));
         if from <= to {
             return false;
         }
         let mut at = node;
         for _ in to..from {
-            at = self.parents.get(at as usize).copied().unwrap_or(0);
+            at = self.links.get(at as usize).map_or(0, |&(p, _)| p);
         }
         at == ancestor
     }
@@ -988,7 +1017,7 @@ impl CallTree {
                 break;
             };
             chain.push(n.frame);
-            at = self.parents.get(at as usize).copied().unwrap_or(0);
+            at = self.links.get(at as usize).map_or(0, |&(p, _)| p);
         }
         chain.reverse();
         chain
@@ -1023,7 +1052,11 @@ impl CallTree {
             }
             self.cumuls[i] = (c, cc);
         }
-        self.wide = HashMap::default();
+        let mixed_siblings = self
+            .extra
+            .take()
+            .map(|x| x.mixed_siblings)
+            .unwrap_or_default();
         let cmp = Cmp {
             key,
             frames,
@@ -1032,7 +1065,7 @@ impl CallTree {
         for i in 0..self.nodes.len() {
             let mut ch = std::mem::take(&mut self.nodes[i].children);
             let tree = match self.nodes[i].children_mixed {
-                true => self.mixed_siblings.get(&(i as u32)),
+                true => mixed_siblings.get(&(i as u32)),
                 false => None,
             };
             match tree {
@@ -1046,9 +1079,6 @@ impl CallTree {
             }
             self.nodes[i].children = ch;
         }
-        self.mixed_siblings = HashMap::default();
-        self.rank_kinds = HashMap::default();
-        self.mixed_ranks = HashSet::default();
     }
 
     /// The nodes with hits, each with its hits, in the order perf's
