@@ -1118,10 +1118,24 @@ struct Key {
     srcline: u32,
     srcfile: u32,
     cpu: u32,
+    parent: u32,
+    trace: u32,
+    /// The tracepoint fields' [`EntryFields`] + 1.
+    fields: u32,
+    /// [`ValueKey`] id + 1 (0: no key reads the sample's values).
+    values: u32,
+    /// [`RareKey`] id + 1 (0: none of its keys, or all their values 0).
+    rare: u32,
+}
+
+/// The values of the sort keys few reports use (branch, cgroup, socket,
+/// time and size keys), interned per report so that [`Key`], of which
+/// there is one per entry in each of the pass's tables, stays small.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+struct RareKey {
     cgroup: u64,
     cgroup_ns: (u64, u64),
     socket: i32,
-    parent: u32,
     /// Branch mode: DSO name + 1 of source/target, symbol id + 1 (else the
     /// raw address) of source/target, cycles.
     from_dso: u32,
@@ -1131,14 +1145,19 @@ struct Key {
     to_sym: u32,
     to_addr: u64,
     cycles: u16,
-    trace: u32,
-    /// The tracepoint fields' [`EntryFields`] + 1.
-    fields: u32,
     time: u64,
     sym_size: u64,
     dso_size: u64,
-    /// [`ValueKey`] id + 1 (0: no key reads the sample's values).
-    values: u32,
+}
+
+/// The [`Key::rare`] of `k`: 0 for all values 0, else its id + 1 in `ids`
+/// (added if new).
+fn intern_rare(ids: &mut HashMap<RareKey, u32>, k: RareKey) -> u32 {
+    if k == RareKey::default() {
+        return 0;
+    }
+    let n = ids.len() as u32;
+    *ids.entry(k).or_insert(n) + 1
 }
 
 /// The sample values the keys of a report compare (the wanted ones; the
@@ -2547,6 +2566,7 @@ fn build_naming(
             .iter()
             .any(|&k| k.reads_values() || k == SortKey::Addr);
     let mut value_ids: HashMap<ValueKey, u32> = HashMap::default();
+    let mut rare_ids: HashMap<RareKey, u32> = HashMap::default();
     let need_src = want(SortKey::Srcline) || want(SortKey::Srcfile);
     let mut dso_names: HashMap<DsoId, u32> = HashMap::default();
 
@@ -3216,6 +3236,7 @@ fn build_naming(
                                     values: branch_value_id,
                                     ..Key::default()
                                 };
+                                let mut rare = RareKey::default();
                                 for k in &options.sort {
                                     match k {
                                         SortKey::Comm => key.comm = loc.comm.0,
@@ -3233,26 +3254,26 @@ fn build_naming(
                                                 key.addr = to.addr;
                                             }
                                         }
-                                        SortKey::DsoFrom => key.from_dso = dso_id(from.map),
-                                        SortKey::DsoTo => key.to_dso = dso_id(to.map),
+                                        SortKey::DsoFrom => rare.from_dso = dso_id(from.map),
+                                        SortKey::DsoTo => rare.to_dso = dso_id(to.map),
                                         SortKey::SymFrom => match from.sym {
-                                            Some(id) => key.from_sym = id.0 + 1,
-                                            None => key.from_addr = from.addr,
+                                            Some(id) => rare.from_sym = id.0 + 1,
+                                            None => rare.from_addr = from.addr,
                                         },
                                         SortKey::SymTo => match to.sym {
-                                            Some(id) => key.to_sym = id.0 + 1,
-                                            None => key.to_addr = to.addr,
+                                            Some(id) => rare.to_sym = id.0 + 1,
+                                            None => rare.to_addr = to.addr,
                                         },
-                                        SortKey::Cycles => key.cycles = bi.cycles,
+                                        SortKey::Cycles => rare.cycles = bi.cycles,
                                         SortKey::Cpu => key.cpu = cpu,
-                                        SortKey::Cgroup => key.cgroup = cgroup,
-                                        SortKey::CgroupId => key.cgroup_ns = cgroup_ns,
-                                        SortKey::Socket => key.socket = socket,
-                                        SortKey::Time => key.time = time_bucket,
+                                        SortKey::Cgroup => rare.cgroup = cgroup,
+                                        SortKey::CgroupId => rare.cgroup_ns = cgroup_ns,
+                                        SortKey::Socket => rare.socket = socket,
+                                        SortKey::Time => rare.time = time_bucket,
                                         // perf's branch entries have no symbol
                                         // of their own: "unknown".
                                         SortKey::SymSize => {}
-                                        SortKey::DsoSize => key.dso_size = map_size(to.map),
+                                        SortKey::DsoSize => rare.dso_size = map_size(to.map),
                                         SortKey::Srcline
                                         | SortKey::Srcfile
                                         | SortKey::Parent
@@ -3261,6 +3282,7 @@ fn build_naming(
                                         _ => {}
                                     }
                                 }
+                                key.rare = intern_rare(&mut rare_ids, rare);
                                 let h = &mut hists[ai];
                                 h.nr_samples += 1;
                                 h.total_period += 1;
@@ -3321,6 +3343,7 @@ fn build_naming(
                             values: value_id,
                             ..Key::default()
                         };
+                        let mut rare = RareKey::default();
                         for k in &options.sort {
                             match k {
                                 SortKey::Comm => key.comm = loc.comm.0,
@@ -3345,12 +3368,12 @@ fn build_naming(
                                     }
                                 }
                                 SortKey::Cpu => key.cpu = cpu,
-                                SortKey::Cgroup => key.cgroup = cgroup,
-                                SortKey::CgroupId => key.cgroup_ns = cgroup_ns,
-                                SortKey::Socket => key.socket = socket,
-                                SortKey::Time => key.time = time_bucket,
-                                SortKey::SymSize => key.sym_size = sym_size(&resolver.syms, sym),
-                                SortKey::DsoSize => key.dso_size = map_size(loc.map),
+                                SortKey::Cgroup => rare.cgroup = cgroup,
+                                SortKey::CgroupId => rare.cgroup_ns = cgroup_ns,
+                                SortKey::Socket => rare.socket = socket,
+                                SortKey::Time => rare.time = time_bucket,
+                                SortKey::SymSize => rare.sym_size = sym_size(&resolver.syms, sym),
+                                SortKey::DsoSize => rare.dso_size = map_size(loc.map),
                                 SortKey::Srcline | SortKey::Srcfile => {}
                                 SortKey::Trace => key.trace = trace.map_or(0, |t| t.0 + 1),
                                 SortKey::Field(_) => key.fields = fields.map_or(0, |t| t.0 + 1),
@@ -3365,6 +3388,7 @@ fn build_naming(
                                 _ => {}
                             }
                         }
+                        key.rare = intern_rare(&mut rare_ids, rare);
                         let mut src = (None, None);
                         if need_src {
                             src = match &loc.map {
@@ -3564,6 +3588,7 @@ fn build_naming(
                                         keys: &mut entry_keys,
                                         new_seeds: pipe.seeds(),
                                         value_ids: &mut value_ids,
+                                        rare_ids: &mut rare_ids,
                                     },
                                     &SeedParams {
                                         sort: &options.sort,
@@ -3724,12 +3749,22 @@ fn build_naming(
             );
         }
     });
+    // perf forces its --group leader at setup, before a pipe's attrs
+    // arrive (grouping nothing), and again at a pipe's end-of-features
+    // marker (perf 6.1's process_feature_event), which older pipes lack.
+    let features_ended = file.feature(FeatureId::LAST_FEATURE_6_1).is_some();
+    let force_group = options.group && !options.no_group && (!pipe || features_ended);
+    let groups = make_groups(&hists, &group_descs, force_group, attrs.len());
     if let Some(adder) = Adder::merge(added) {
         hists = adder.hists;
         replay = adder.replay;
         callchain_period = adder.callchain_period;
         graph_log = adder.graph_log;
-        entry_keys.index(&mut hists, &adder.entries);
+        // Only linking a group's members finds entries by key: the index
+        // is as large as the entries' keys, at the pass's peak of memory.
+        if groups.iter().flatten().any(|g| g.members.len() > 1) {
+            entry_keys.index(&mut hists, &adder.entries);
+        }
     }
     for (ai, count, period, effects) in replay.take_repeats() {
         apply_effects(&mut hists[ai], effects, count, period);
@@ -3790,12 +3825,6 @@ fn build_naming(
     } else {
         None
     };
-    // perf forces its --group leader at setup, before a pipe's attrs
-    // arrive (grouping nothing), and again at a pipe's end-of-features
-    // marker (perf 6.1's process_feature_event), which older pipes lack.
-    let features_ended = file.feature(FeatureId::LAST_FEATURE_6_1).is_some();
-    let force_group = options.group && !options.no_group && (!pipe || features_ended);
-    let groups = make_groups(&hists, &group_descs, force_group, attrs.len());
     quality.kernel_symbols_refused = resolver.kernel_ok == Some(false);
     let mut data = ReportData {
         hists,
@@ -4367,6 +4396,8 @@ struct Seeder<'a> {
     new_seeds: &'a mut Vec<EntrySeed>,
     /// The sample values the keys read, by id.
     value_ids: &'a mut HashMap<ValueKey, u32>,
+    /// The rare keys' values, by id.
+    rare_ids: &'a mut HashMap<RareKey, u32>,
 }
 
 /// The report's options [`frame_seeds`] reads.
@@ -4418,6 +4449,7 @@ fn frame_seeds(
         keys,
         new_seeds,
         value_ids,
+        rare_ids,
     } = seeder;
     let mut seeds = Vec::with_capacity(chain.len());
     // fill_callchain_info keeps the level of the last frame with a map for
@@ -4451,6 +4483,7 @@ fn frame_seeds(
         };
         let fdso = dso_name_id(dso_names, strings, machine, f.map).map_or(0, |n| n + 1);
         let mut ck = Key::default();
+        let mut rare = RareKey::default();
         if let Some((vkey, value_id, _)) = &own.values {
             ck.values = *value_id;
             // The frame's own address for `addr`: perf's
@@ -4479,20 +4512,21 @@ fn frame_seeds(
                     }
                 }
                 SortKey::Cpu => ck.cpu = own.cpu,
-                SortKey::Cgroup => ck.cgroup = own.cgroup,
-                SortKey::CgroupId => ck.cgroup_ns = own.cgroup_ns,
-                SortKey::Socket => ck.socket = own.socket,
-                SortKey::Time => ck.time = own.time,
+                SortKey::Cgroup => rare.cgroup = own.cgroup,
+                SortKey::CgroupId => rare.cgroup_ns = own.cgroup_ns,
+                SortKey::Socket => rare.socket = own.socket,
+                SortKey::Time => rare.time = own.time,
                 SortKey::Parent => ck.parent = own.parent.map_or(0, |p| p.0 + 1),
                 SortKey::Srcline => ck.srcline = csrc.0.map_or(0, |s| s.0 + 1),
                 SortKey::Srcfile => ck.srcfile = csrc.1.map_or(0, |s| s.0 + 1),
                 SortKey::Trace => ck.trace = own.trace,
                 SortKey::Field(_) => ck.fields = own.fields,
-                SortKey::SymSize => ck.sym_size = sym_size(&resolver.syms, f.sym),
-                SortKey::DsoSize => ck.dso_size = map_size(f.map),
+                SortKey::SymSize => rare.sym_size = sym_size(&resolver.syms, f.sym),
+                SortKey::DsoSize => rare.dso_size = map_size(f.map),
                 _ => {}
             }
         }
+        ck.rare = intern_rare(rare_ids, rare);
         let (entry, new) = keys.id(own.ai, ck);
         if new {
             new_seeds.push(EntrySeed {
