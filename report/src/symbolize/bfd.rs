@@ -19,29 +19,52 @@ use object::{Endianness, FileKind};
 
 /// Per allocated section, in section-header order: its address range and
 /// its function-like symbols as BFD's `elf_find_function` sees them.
+///
+/// Names stay in the ELF file's string table (a debug build has hundreds of
+/// thousands of long ones): the lookups take the file's bytes again.
 #[derive(Debug, Default)]
-pub(crate) struct FunctionStarts(Vec<SectionFunctions>);
+pub(crate) struct FunctionStarts {
+    sections: Vec<SectionFunctions>,
+    /// The `STT_FILE` names, in symbol-table order.
+    files: Vec<Box<str>>,
+    /// Names that are not UTF-8, made valid.
+    lossy_names: Vec<Box<str>>,
+}
 
 #[derive(Debug, Default)]
 struct SectionFunctions {
     start: u64,
     end: u64,
-    /// (value, file, name) sorted by value; of equal values the first in
-    /// symbol-table order (BFD keeps a later one only when it is higher).
-    /// `file` is the file name addr2line prints for the function, `name`
-    /// the function it prints (`-f`, not demangled).
-    functions: Vec<(u64, Option<Box<str>>, Box<str>)>,
+    /// Sorted by value; of equal values the first in symbol-table order
+    /// (BFD keeps a later one only when it is higher).
+    functions: Vec<FunctionStart>,
 }
+
+#[derive(Clone, Copy, Debug)]
+struct FunctionStart {
+    value: u64,
+    /// The file name addr2line prints for the function: an index into
+    /// [`FunctionStarts::files`], [`NO_FILE`] for none.
+    file: u32,
+    /// The function addr2line prints (`-f`, not demangled): its bytes in
+    /// the ELF file, or with [`LOSSY`] set the index into
+    /// [`FunctionStarts::lossy_names`].
+    name_start: u32,
+    name_len: u32,
+}
+
+const NO_FILE: u32 = u32::MAX;
+const LOSSY: u32 = 1 << 31;
 
 impl FunctionStarts {
     /// Reads `data` (an ELF file); empty when it cannot be parsed.
     pub fn new(data: &[u8]) -> FunctionStarts {
-        let sections = match FileKind::parse(data) {
+        let starts = match FileKind::parse(data) {
             Ok(FileKind::Elf32) => of::<elf::FileHeader32<Endianness>>(data),
             Ok(FileKind::Elf64) => of::<elf::FileHeader64<Endianness>>(data),
             _ => None,
         };
-        FunctionStarts(sections.unwrap_or_default())
+        starts.unwrap_or_default()
     }
 
     /// What addr2line answers for `addr` (an ELF virtual address) without
@@ -51,34 +74,47 @@ impl FunctionStarts {
     /// printed `??`, when there is none or the function is global and
     /// follows a later file symbol). BFD looks in the first allocated
     /// section containing the address.
-    pub fn function_file(&self, addr: u64) -> Option<Option<&str>> {
-        self.function(addr).map(|(_, file)| file)
+    pub fn function_file<'a>(&'a self, data: &'a [u8], addr: u64) -> Option<Option<&'a str>> {
+        self.function(data, addr).map(|(_, file)| file)
     }
 
     /// [`Self::function_file`] with the function's name, as `addr2line -f`
     /// prints it.
-    pub fn function(&self, addr: u64) -> Option<(&str, Option<&str>)> {
-        let section = self.0.iter().find(|s| addr >= s.start && addr < s.end)?;
-        let i = section
-            .functions
-            .partition_point(|&(value, _, _)| value <= addr);
+    ///
+    /// `data` is the ELF file [`Self::new`] read.
+    pub fn function<'a>(&'a self, data: &'a [u8], addr: u64) -> Option<(&'a str, Option<&'a str>)> {
+        let section = self
+            .sections
+            .iter()
+            .find(|s| addr >= s.start && addr < s.end)?;
+        let i = section.functions.partition_point(|f| f.value <= addr);
         // The lowest index of the last value at or below addr.
         let last = i.checked_sub(1)?;
-        let value = section.functions[last].0;
-        let first = section.functions[..=last].partition_point(|&(v, _, _)| v < value);
-        let (_, file, name) = &section.functions[first];
-        Some((name, file.as_deref()))
+        let value = section.functions[last].value;
+        let first = section.functions[..=last].partition_point(|f| f.value < value);
+        let f = &section.functions[first];
+        let name = if f.name_start & LOSSY != 0 {
+            self.lossy_names
+                .get((f.name_start & !LOSSY) as usize)
+                .map(|n| &**n)
+        } else {
+            let start = f.name_start as usize;
+            data.get(start..start + f.name_len as usize)
+                .and_then(|b| std::str::from_utf8(b).ok())
+        };
+        let file = self.files.get(f.file as usize).map(|f| &**f);
+        Some((name.unwrap_or_default(), file))
     }
 
     /// Whether addr2line finds a function for `addr` (see
     /// [`Self::function_file`]).
     #[cfg(test)]
-    pub fn finds_function(&self, addr: u64) -> bool {
-        self.function_file(addr).is_some()
+    pub fn finds_function(&self, data: &[u8], addr: u64) -> bool {
+        self.function_file(data, addr).is_some()
     }
 }
 
-fn of<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Option<Vec<SectionFunctions>> {
+fn of<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Option<FunctionStarts> {
     let header = Elf::parse(data).ok()?;
     let endian = header.endian().ok()?;
     let sections = header.sections(endian, data).ok()?;
@@ -105,7 +141,9 @@ fn of<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Option<Vec<SectionFu
     // elf_find_function's walk: the last STT_FILE seen names the file of
     // the functions after it, except global ones once a file symbol has
     // followed another symbol (the globals at the end of the table).
-    let mut file: Option<Box<str>> = None;
+    let mut files: Vec<Box<str>> = Vec::new();
+    let mut lossy_names: Vec<Box<str>> = Vec::new();
+    let mut file = NO_FILE;
     let mut seen_symbol = false;
     let mut file_after_symbol = false;
     for (i, sym) in symbols.iter().enumerate() {
@@ -114,7 +152,8 @@ fn of<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Option<Vec<SectionFu
         }
         if sym.st_type() == elf::STT_FILE {
             let name = symbols.symbol_name(endian, sym).unwrap_or_default();
-            file = Some(String::from_utf8_lossy(name).into());
+            file = files.len() as u32;
+            files.push(String::from_utf8_lossy(name).into());
             file_after_symbol |= seen_symbol;
             continue;
         }
@@ -134,19 +173,39 @@ fn of<Elf: FileHeader<Endian = Endianness>>(data: &[u8]) -> Option<Vec<SectionFu
         };
         let value: u64 = sym.st_value(endian).into();
         let named = if sym.st_bind() != elf::STB_LOCAL && file_after_symbol {
-            None
+            NO_FILE
         } else {
-            file.clone()
+            file
         };
         let name = symbols.symbol_name(endian, sym).unwrap_or_default();
-        slot.functions
-            .push((value, named, String::from_utf8_lossy(name).into()));
+        // The name's place in `data` (it is a slice of it).
+        let at = (name.as_ptr() as usize).wrapping_sub(data.as_ptr() as usize);
+        let in_place = std::str::from_utf8(name).is_ok()
+            && at < LOSSY as usize
+            && u32::try_from(name.len()).is_ok()
+            && data.get(at..at + name.len()) == Some(name);
+        let (name_start, name_len) = if in_place {
+            (at as u32, name.len() as u32)
+        } else {
+            lossy_names.push(String::from_utf8_lossy(name).into());
+            ((lossy_names.len() - 1) as u32 | LOSSY, 0)
+        };
+        slot.functions.push(FunctionStart {
+            value,
+            file: named,
+            name_start,
+            name_len,
+        });
     }
     for section in &mut out {
         // Stable: equal values keep their table order.
-        section.functions.sort_by_key(|&(value, _, _)| value);
+        section.functions.sort_by_key(|f| f.value);
     }
-    Some(out)
+    Some(FunctionStarts {
+        sections: out,
+        files,
+        lossy_names,
+    })
 }
 
 /// BFD's `_bfd_elf_maybe_function_sym`: not an object, section, file or TLS
@@ -218,7 +277,7 @@ mod tests {
             // Only the no-line-info answers are modelled here.
             if line == "??:0" || line == "??:?" {
                 assert_eq!(
-                    starts.finds_function(*addr),
+                    starts.finds_function(&data, *addr),
                     line == "??:?",
                     "{addr:#x}: {line}"
                 );
@@ -271,7 +330,7 @@ mod tests {
             };
             if line.ends_with(":?") {
                 assert_eq!(
-                    starts.function(addr).map(|(name, _)| name),
+                    starts.function(&data, addr).map(|(name, _)| name),
                     Some(function),
                     "{addr:#x}"
                 );
@@ -316,7 +375,11 @@ mod tests {
             let a = u64::from_str_radix(addr, 16).expect("nm address");
             let file = line.strip_suffix(":?").expect("no line information");
             let expected = (file != "??").then_some(file);
-            assert_eq!(starts.function_file(a), Some(expected), "{addr}: {line}");
+            assert_eq!(
+                starts.function_file(&data, a),
+                Some(expected),
+                "{addr}: {line}"
+            );
             named += usize::from(expected.is_some());
         }
         assert!(named > 0, "no function with a file name: {text}");

@@ -266,8 +266,9 @@ struct Binary {
     symbols: SymbolTable,
     debug: DebugFile,
     dwarf: DwarfState,
-    /// For addresses without line information ([`bfd`]), made on first use.
-    function_starts: std::cell::OnceCell<bfd::FunctionStarts>,
+    /// For addresses without line information ([`bfd`]), made on first use,
+    /// and whether they are the debug file's.
+    function_starts: std::cell::OnceCell<(bfd::FunctionStarts, bool)>,
 }
 
 enum Loaded<T> {
@@ -973,8 +974,9 @@ impl Symbolizer {
     /// names, from the symbol table's `STT_FILE` entries (`None` for `??`);
     /// perf shows `FILE:0`.
     pub fn addr2line_function_file(&self, bin: BinaryId, elf_addr: u64) -> Option<Option<String>> {
-        self.bfd_functions(bin)?
-            .function_file(elf_addr)
+        let (starts, data) = self.bfd_functions(bin)?;
+        starts
+            .function_file(data, elf_addr)
             .map(|file| file.map(str::to_string))
     }
 
@@ -986,7 +988,8 @@ impl Symbolizer {
         bin: BinaryId,
         elf_addr: u64,
     ) -> Option<(String, Option<String>)> {
-        let (name, file) = self.bfd_functions(bin)?.function(elf_addr)?;
+        let (starts, data) = self.bfd_functions(bin)?;
+        let (name, file) = starts.function(data, elf_addr)?;
         let name = if self.options.demangle {
             demangle::demangle_with(name, self.options.demangle_params)
                 .unwrap_or_else(|| name.to_string())
@@ -1001,19 +1004,21 @@ impl Symbolizer {
     /// when that has a `.symtab`. A debug file without one (perf record's
     /// cached copy of a stripped build with the same build-id) loses to a
     /// binary that has one.
-    fn bfd_functions(&self, bin: BinaryId) -> Option<&bfd::FunctionStarts> {
+    fn bfd_functions(&self, bin: BinaryId) -> Option<(&bfd::FunctionStarts, &[u8])> {
         let b = self.bin(bin)?;
-        Some(b.function_starts.get_or_init(|| {
-            let symbols_from = match &b.debug {
-                DebugFile::Found(_, map, _)
-                    if elf::symbol_sources(map).is_some_and(|(_, symtab, _)| symtab) =>
-                {
-                    map
-                }
-                _ => &b.map,
-            };
-            bfd::FunctionStarts::new(symbols_from)
-        }))
+        let (starts, from_debug) = b.function_starts.get_or_init(|| match &b.debug {
+            DebugFile::Found(_, map, _)
+                if elf::symbol_sources(map).is_some_and(|(_, symtab, _)| symtab) =>
+            {
+                (bfd::FunctionStarts::new(map), true)
+            }
+            _ => (bfd::FunctionStarts::new(&b.map), false),
+        });
+        let data: &[u8] = match &b.debug {
+            DebugFile::Found(_, map, _) if *from_debug => map,
+            _ => &b.map,
+        };
+        Some((starts, data))
     }
 
     /// perf's `elf_base_address`: the first PT_LOAD's `p_vaddr - p_offset`
@@ -1117,7 +1122,7 @@ impl Symbolizer {
     ) -> String {
         let Some(symbol) = self
             .bfd_functions(bin)
-            .and_then(|f| f.function(elf_addr))
+            .and_then(|(starts, data)| starts.function(data, elf_addr))
             .map(|(name, _)| name.to_string())
         else {
             let key = (bin, die, raw);
@@ -1617,6 +1622,26 @@ fn convert_location(loc: &addr2line::Location<'_>) -> Option<SourceLocation> {
 
 /// Parses the DWARF of `bytes`, an ELF file's.
 ///
+/// The DWARF sections line and inline-frame lookups read: not location
+/// lists, macros or type units, which in a distribution's compressed debug
+/// file would be decompressed for nothing (glibc's location lists are a
+/// third of its debug info).
+const SECTIONS_READ: [gimli::SectionId; 10] = {
+    use gimli::SectionId as S;
+    [
+        S::DebugAbbrev,
+        S::DebugAddr,
+        S::DebugAranges,
+        S::DebugInfo,
+        S::DebugLine,
+        S::DebugLineStr,
+        S::DebugStr,
+        S::DebugStrOffsets,
+        S::DebugRanges,
+        S::DebugRngLists,
+    ]
+};
+
 /// The sections are read where they are: when `bytes` is a memory map,
 /// only the pages that lookups touch become resident, and nothing is
 /// copied. Compressed sections are decompressed once, here.
@@ -1630,13 +1655,17 @@ fn load_dwarf(bytes: FileBytes) -> Result<Dwarf, String> {
     };
     let mut decompressed = Vec::new();
     for sec in file.sections() {
-        let is_debug = sec
-            .name()
-            .is_ok_and(|n| n.starts_with(".debug_") || n.starts_with(".zdebug_"));
+        let read = sec.name().is_ok_and(|n| {
+            let n = n
+                .strip_prefix(".zdebug_")
+                .map(|rest| format!(".debug_{rest}"));
+            let n = n.as_deref().or(sec.name().ok());
+            SECTIONS_READ.iter().any(|id| Some(id.name()) == n)
+        });
         let compressed = sec
             .compressed_file_range()
             .is_ok_and(|r| r.format != object::CompressionFormat::None);
-        if is_debug && compressed {
+        if read && compressed {
             // Unreadable compressed data reads as an empty section, as
             // when the section is absent.
             let data = sec
@@ -1654,6 +1683,9 @@ fn load_dwarf(bytes: FileBytes) -> Result<Dwarf, String> {
     let cell = DwarfCell::try_new(owner, |owner| {
         let file = object::File::parse(&*owner.file).map_err(|e| e.to_string())?;
         let section = |id: gimli::SectionId| -> &[u8] {
+            if !SECTIONS_READ.contains(&id) {
+                return &[];
+            }
             let Some(sec) = file.section_by_name(id.name()) else {
                 return &[];
             };
