@@ -1046,10 +1046,14 @@ pub mod filter {
 }
 
 /// String interner.
+///
+/// Each string is stored once, shared by the list and the map (and by the
+/// copies [`Self::extend_copy`] makes on the adding thread): a source-line
+/// report interns hundreds of thousands of long names.
 #[derive(Debug, Default)]
 pub struct Strings {
-    v: Vec<String>,
-    map: HashMap<String, StrId>,
+    v: Vec<std::sync::Arc<str>>,
+    map: HashMap<std::sync::Arc<str>, StrId>,
 }
 
 impl Strings {
@@ -1058,17 +1062,18 @@ impl Strings {
             return id;
         }
         let id = StrId(self.v.len() as u32);
-        self.v.push(s.to_string());
-        self.map.insert(s.to_string(), id);
+        let shared: std::sync::Arc<str> = s.into();
+        self.v.push(shared.clone());
+        self.map.insert(shared, id);
         id
     }
 
     pub fn get(&self, id: StrId) -> &str {
-        self.v.get(id.0 as usize).map_or("", String::as_str)
+        self.v.get(id.0 as usize).map_or("", |s| s)
     }
 
     /// The strings interned after the first `n`.
-    fn since(&self, n: usize) -> &[String] {
+    fn since(&self, n: usize) -> &[std::sync::Arc<str>] {
         self.v.get(n..).unwrap_or(&[])
     }
 
@@ -1078,8 +1083,8 @@ impl Strings {
 
     /// Appends strings interned elsewhere (see [`Self::since`]): a copy of
     /// another table's strings, for [`Self::get`] only.
-    fn extend_copy(&mut self, strings: Vec<String>) {
-        self.v.extend(strings);
+    fn extend_copy(&mut self, strings: &[std::sync::Arc<str>]) {
+        self.v.extend_from_slice(strings);
     }
 }
 
@@ -1150,14 +1155,45 @@ struct RareKey {
     dso_size: u64,
 }
 
-/// The [`Key::rare`] of `k`: 0 for all values 0, else its id + 1 in `ids`
-/// (added if new).
-fn intern_rare(ids: &mut HashMap<RareKey, u32>, k: RareKey) -> u32 {
-    if k == RareKey::default() {
-        return 0;
+/// The [`RareKey`]s of a report, by id.
+#[derive(Default)]
+struct RareKeys {
+    ids: HashMap<RareKey, u32>,
+    /// A sort key of [`RareKey`]'s is wanted (else every key's is 0).
+    wanted: bool,
+}
+
+impl RareKeys {
+    fn for_sort(sort: &[SortKey]) -> RareKeys {
+        use SortKey as K;
+        let rare = [
+            K::Cgroup,
+            K::CgroupId,
+            K::Socket,
+            K::Time,
+            K::SymSize,
+            K::DsoSize,
+            K::DsoFrom,
+            K::DsoTo,
+            K::SymFrom,
+            K::SymTo,
+            K::Cycles,
+        ];
+        RareKeys {
+            ids: HashMap::default(),
+            wanted: sort.iter().any(|k| rare.contains(k)),
+        }
     }
-    let n = ids.len() as u32;
-    *ids.entry(k).or_insert(n) + 1
+
+    /// The [`Key::rare`] of `k`: 0 for all values 0, else its id + 1
+    /// (added if new).
+    fn id(&mut self, k: RareKey) -> u32 {
+        if !self.wanted || k == RareKey::default() {
+            return 0;
+        }
+        let n = self.ids.len() as u32;
+        *self.ids.entry(k).or_insert(n) + 1
+    }
 }
 
 /// The sample values the keys of a report compare (the wanted ones; the
@@ -2566,7 +2602,7 @@ fn build_naming(
             .iter()
             .any(|&k| k.reads_values() || k == SortKey::Addr);
     let mut value_ids: HashMap<ValueKey, u32> = HashMap::default();
-    let mut rare_ids: HashMap<RareKey, u32> = HashMap::default();
+    let mut rare_ids = RareKeys::for_sort(&options.sort);
     let need_src = want(SortKey::Srcline) || want(SortKey::Srcfile);
     let mut dso_names: HashMap<DsoId, u32> = HashMap::default();
 
@@ -3282,7 +3318,7 @@ fn build_naming(
                                         _ => {}
                                     }
                                 }
-                                key.rare = intern_rare(&mut rare_ids, rare);
+                                key.rare = rare_ids.id(rare);
                                 let h = &mut hists[ai];
                                 h.nr_samples += 1;
                                 h.total_period += 1;
@@ -3388,7 +3424,7 @@ fn build_naming(
                                 _ => {}
                             }
                         }
-                        key.rare = intern_rare(&mut rare_ids, rare);
+                        key.rare = rare_ids.id(rare);
                         let mut src = (None, None);
                         if need_src {
                             src = match &loc.map {
@@ -4397,7 +4433,7 @@ struct Seeder<'a> {
     /// The sample values the keys read, by id.
     value_ids: &'a mut HashMap<ValueKey, u32>,
     /// The rare keys' values, by id.
-    rare_ids: &'a mut HashMap<RareKey, u32>,
+    rare_ids: &'a mut RareKeys,
 }
 
 /// The report's options [`frame_seeds`] reads.
@@ -4526,7 +4562,7 @@ fn frame_seeds(
                 _ => {}
             }
         }
-        ck.rare = intern_rare(rare_ids, rare);
+        ck.rare = rare_ids.id(rare);
         let (entry, new) = keys.id(own.ai, ck);
         if new {
             new_seeds.push(EntrySeed {
@@ -4988,7 +5024,7 @@ struct Batch {
     seeds: Vec<EntrySeed>,
     /// Call-graph frames and strings interned since the last batch.
     frames: Vec<crate::callgraph::FrameInfo>,
-    strings: Vec<String>,
+    strings: Vec<std::sync::Arc<str>>,
 }
 
 /// A sample by its resolved key's id, its own stamp, and its range of
@@ -5045,7 +5081,14 @@ impl Pipe {
     fn resolved_id(&mut self, context: &[u64], frames: &[u32]) -> (u32, bool) {
         self.key.clear();
         self.key.extend_from_slice(context);
-        self.key.extend(frames.iter().map(|&f| f as u64));
+        // Two frame ids a word, after their count: a table of every
+        // distinct chain is among a report's largest.
+        self.key.push(frames.len() as u64);
+        self.key.extend(frames.chunks(2).map(|pair| {
+            pair.iter()
+                .enumerate()
+                .fold(0u64, |word, (i, &f)| word | (f as u64) << (32 * i))
+        }));
         if let Some(&id) = self.resolved.get(&self.key[..]) {
             return (id, false);
         }
@@ -5214,7 +5257,7 @@ impl Adder {
 
     fn take(&mut self, batch: &Batch) {
         self.frames.extend_copy(&batch.frames);
-        self.strings.extend_copy(batch.strings.clone());
+        self.strings.extend_copy(&batch.strings);
         self.entries.add_seeds(&batch.seeds);
         self.resolutions.extend(batch.resolutions.iter().cloned());
         for s in &batch.samples {

@@ -446,7 +446,7 @@ pub fn is_damage(warning: &str) -> bool {
 }
 
 /// Progress between two calls of [`ScriptOptions::release`].
-pub const RELEASE_STEP: u64 = 64 << 20;
+pub const RELEASE_STEP: u64 = 2 << 20;
 
 impl ScriptOptions {
     /// Defaults: perf's fields, call chains, demangling.
