@@ -1425,12 +1425,9 @@ pub struct BranchInfo {
 pub struct Entry {
     pub period: u64,
     pub nr_samples: u64,
-    /// Periods of the group members (leader first) in group mode.
-    pub group_periods: Box<[u64]>,
-    /// Sample counts of the group members (leader first) in group mode.
-    pub group_samples: Box<[u64]>,
-    /// `--children` periods of the group members (leader first).
-    pub group_acc: Box<[u64]>,
+    /// The group members' values in group mode (boxed: most reports have
+    /// no group, and entries are many).
+    pub group: Option<Box<GroupValues>>,
     /// The first sample's resolution (perf keeps it in the hist entry).
     pub thread: ThreadId,
     pub comm: CommId,
@@ -1474,9 +1471,6 @@ pub struct Entry {
     /// With CPU-utilization columns: the period by cpumode (see
     /// [`ModePeriods`]).
     pub mode_periods: Option<Box<ModePeriods>>,
-    /// The group members' [`Entry::mode_periods`] (leader first) in group
-    /// mode.
-    pub group_mode_periods: Box<[ModePeriods]>,
     /// Branch mode: the branch of this entry (boxed: most reports have
     /// none, and entries are many).
     pub branch: Option<Box<BranchInfo>>,
@@ -1526,12 +1520,9 @@ impl Entry {
     fn blank(thread: ThreadId, comm: CommId) -> Entry {
         Entry {
             mode_periods: None,
-            group_mode_periods: Box::default(),
             period: 0,
             nr_samples: 0,
-            group_periods: Box::default(),
-            group_samples: Box::default(),
-            group_acc: Box::default(),
+            group: None,
             thread,
             comm,
             level: 0,
@@ -1570,7 +1561,55 @@ pub struct EntryCg {
     pub tree: CallTree,
 }
 
+/// An entry's values per member of its event's group (leader first).
+#[derive(Clone, Debug, Default)]
+pub struct GroupValues {
+    pub periods: Box<[u64]>,
+    pub samples: Box<[u64]>,
+    /// `--children` periods.
+    pub acc: Box<[u64]>,
+    /// The members' [`Entry::mode_periods`].
+    pub mode_periods: Box<[ModePeriods]>,
+}
+
+impl GroupValues {
+    /// Zeros for `n` members, with mode periods when `modes`.
+    fn zeros(n: usize, modes: bool) -> GroupValues {
+        GroupValues {
+            periods: vec![0; n].into_boxed_slice(),
+            samples: vec![0; n].into_boxed_slice(),
+            acc: vec![0; n].into_boxed_slice(),
+            mode_periods: match modes {
+                true => vec![ModePeriods::default(); n].into_boxed_slice(),
+                false => Box::default(),
+            },
+        }
+    }
+}
+
 impl Entry {
+    /// Periods of the group members (leader first) in group mode (else
+    /// empty).
+    pub fn group_periods(&self) -> &[u64] {
+        self.group.as_ref().map_or(&[], |g| &g.periods)
+    }
+
+    /// Sample counts of the group members (leader first) in group mode.
+    pub fn group_samples(&self) -> &[u64] {
+        self.group.as_ref().map_or(&[], |g| &g.samples)
+    }
+
+    /// `--children` periods of the group members (leader first).
+    pub fn group_acc(&self) -> &[u64] {
+        self.group.as_ref().map_or(&[], |g| &g.acc)
+    }
+
+    /// The group members' [`Entry::mode_periods`] (leader first) in group
+    /// mode.
+    pub fn group_mode_periods(&self) -> &[ModePeriods] {
+        self.group.as_ref().map_or(&[], |g| &g.mode_periods)
+    }
+
     /// The children period (0 without `--children`).
     pub fn acc_period(&self) -> u64 {
         self.cg.as_ref().map_or(0, |c| c.acc_period)
@@ -4011,12 +4050,12 @@ fn build_hierarchy(
                         entry: i,
                         period: 0,
                         nr_samples: 0,
-                        group_periods: vec![0; e.group_periods.len()],
-                        group_samples: vec![0; e.group_samples.len()],
+                        group_periods: vec![0; e.group_periods().len()],
+                        group_samples: vec![0; e.group_samples().len()],
                         mode_periods: ModePeriods::default(),
                         group_mode_periods: vec![
                             ModePeriods::default();
-                            e.group_mode_periods.len()
+                            e.group_mode_periods().len()
                         ],
                         filtered,
                         children: Vec::new(),
@@ -4032,10 +4071,10 @@ fn build_hierarchy(
             let node = &mut nodes[n];
             node.period += e.period;
             node.nr_samples += e.nr_samples;
-            for (sum, v) in node.group_periods.iter_mut().zip(e.group_periods.iter()) {
+            for (sum, v) in node.group_periods.iter_mut().zip(e.group_periods().iter()) {
                 *sum += v;
             }
-            for (sum, v) in node.group_samples.iter_mut().zip(e.group_samples.iter()) {
+            for (sum, v) in node.group_samples.iter_mut().zip(e.group_samples().iter()) {
                 *sum += v;
             }
             if let Some(m) = &e.mode_periods {
@@ -4044,7 +4083,7 @@ fn build_hierarchy(
             for (sum, m) in node
                 .group_mode_periods
                 .iter_mut()
-                .zip(e.group_mode_periods.iter())
+                .zip(e.group_mode_periods().iter())
             {
                 sum.merge(m);
             }
@@ -5612,20 +5651,16 @@ fn link_group(data: &mut ReportData, g: &Group) {
         return;
     }
     let leader = g.members[0];
-    let le = data.hists[leader].entries.len();
     for e in &mut data.hists[leader].entries {
-        e.group_periods = vec![0; n].into_boxed_slice();
-        e.group_periods[0] = e.period;
-        e.group_samples = vec![0; n].into_boxed_slice();
-        e.group_samples[0] = e.nr_samples;
-        e.group_acc = vec![0; n].into_boxed_slice();
-        e.group_acc[0] = e.acc_period();
+        let mut values = GroupValues::zeros(n, e.mode_periods.is_some());
+        values.periods[0] = e.period;
+        values.samples[0] = e.nr_samples;
+        values.acc[0] = e.acc_period();
         if let Some(m) = &e.mode_periods {
-            e.group_mode_periods = vec![ModePeriods::default(); n].into_boxed_slice();
-            e.group_mode_periods[0] = **m;
+            values.mode_periods[0] = **m;
         }
+        e.group = Some(Box::new(values));
     }
-    let _ = le;
     for (mi, &m) in g.members.iter().enumerate().skip(1) {
         let member = std::mem::take(&mut data.hists[m].entries);
         let index = std::mem::take(&mut data.hists[m].index);
@@ -5647,26 +5682,23 @@ fn link_group(data: &mut ReportData, g: &Group) {
                     e.period = 0;
                     e.nr_samples = 0;
                     e.cg = e.cg.as_ref().map(|_| Box::default());
-                    e.group_periods = vec![0; n].into_boxed_slice();
-                    e.group_samples = vec![0; n].into_boxed_slice();
-                    e.group_acc = vec![0; n].into_boxed_slice();
                     if let Some(m) = &mut e.mode_periods {
                         **m = ModePeriods::default();
-                        e.group_mode_periods = vec![ModePeriods::default(); n].into_boxed_slice();
                     }
+                    e.group = Some(Box::new(GroupValues::zeros(n, e.mode_periods.is_some())));
                     h.entries.push(e);
                     let p = h.entries.len() - 1;
                     h.index.insert(key, p);
                     p
                 }
             };
-            h.entries[pos].group_periods[mi] += me.period;
-            h.entries[pos].group_samples[mi] += me.nr_samples;
-            h.entries[pos].group_acc[mi] += me.acc_period();
-            if let (Some(slot), Some(m)) = (
-                h.entries[pos].group_mode_periods.get_mut(mi),
-                &me.mode_periods,
-            ) {
+            let Some(values) = h.entries[pos].group.as_deref_mut() else {
+                continue;
+            };
+            values.periods[mi] += me.period;
+            values.samples[mi] += me.nr_samples;
+            values.acc[mi] += me.acc_period();
+            if let (Some(slot), Some(m)) = (values.mode_periods.get_mut(mi), &me.mode_periods) {
                 slot.merge(m);
             }
         }
@@ -6187,7 +6219,7 @@ fn sort_entries(data: &mut ReportData, hi: usize) -> Vec<usize> {
             .find(|o| o.is_ne())
             .unwrap_or(Ordering::Equal)
     };
-    let group_cmp = |a: &Entry, b: &Entry| members_cmp(&a.group_periods, &b.group_periods);
+    let group_cmp = |a: &Entry, b: &Entry| members_cmp(&a.group_periods(), &b.group_periods());
     // perf's __hpp__group_sort_idx: the chosen member's value, then the
     // other members' in order; the leader's is not compared.
     let sort_idx = usize::try_from(d.options.group_sort_idx).unwrap_or(0);
@@ -6204,7 +6236,7 @@ fn sort_entries(data: &mut ReportData, hi: usize) -> Vec<usize> {
         Some(o)
     };
     let period_cmp = |a: &Entry, b: &Entry| -> Ordering {
-        by_member(&a.group_periods, &b.group_periods)
+        by_member(&a.group_periods(), &b.group_periods())
             .unwrap_or_else(|| b.period.cmp(&a.period).then_with(|| group_cmp(a, b)))
     };
     let sort_list = d
@@ -6222,7 +6254,10 @@ fn sort_entries(data: &mut ReportData, hi: usize) -> Vec<usize> {
     let mode_cmp = |slot: usize, a: &Entry, b: &Entry| -> Ordering {
         let mode = |e: &Entry| e.mode_periods.as_ref().map_or(0, |m| m.0[slot]);
         mode(b).cmp(&mode(a)).then_with(|| {
-            let members = a.group_mode_periods.iter().zip(b.group_mode_periods.iter());
+            let members = a
+                .group_mode_periods()
+                .iter()
+                .zip(b.group_mode_periods().iter());
             members
                 .skip(1)
                 .map(|(x, y)| y.0[slot].cmp(&x.0[slot]))
@@ -6262,7 +6297,7 @@ fn sort_entries(data: &mut ReportData, hi: usize) -> Vec<usize> {
                     Field::Sample => b
                         .nr_samples
                         .cmp(&a.nr_samples)
-                        .then_with(|| members_cmp(&a.group_samples, &b.group_samples)),
+                        .then_with(|| members_cmp(&a.group_samples(), &b.group_samples())),
                     Field::Children => children_cmp(a, b),
                     Field::Key(k) if !output_keys.contains(k) => Ordering::Equal,
                     Field::Key(k) => {

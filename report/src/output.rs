@@ -1162,7 +1162,7 @@ fn write_hists(
                 Field::Overhead => {
                     if grouped {
                         for (mi, t) in totals.iter().enumerate() {
-                            let p = e.group_periods.get(mi).copied().unwrap_or(0);
+                            let p = e.group_periods().get(mi).copied().unwrap_or(0);
                             line.push_str(&percent_cell(pct(p, *t), 8));
                         }
                     } else {
@@ -1180,16 +1180,16 @@ fn write_hists(
                 }
                 Field::Children if grouped => {
                     for (mi, t) in totals.iter().enumerate() {
-                        let p = e.group_acc.get(mi).copied().unwrap_or(0);
+                        let p = e.group_acc().get(mi).copied().unwrap_or(0);
                         line.push_str(&percent_cell(pct(p, *t), 8));
                     }
                 }
                 Field::Children => line.push_str(&percent_cell(pct(e.acc_period(), totals[0]), 8)),
                 Field::Sample | Field::Period => {
                     let (v, g) = if *f == Field::Sample {
-                        (e.nr_samples, &e.group_samples)
+                        (e.nr_samples, &e.group_samples())
                     } else {
-                        (e.period, &e.group_periods)
+                        (e.period, &e.group_periods())
                     };
                     if grouped {
                         for mi in 0..totals.len() {
@@ -1520,16 +1520,16 @@ fn user_width_cell(
     };
     let cell = match f {
         Field::Children if !children(data) => format!("{:>user$}", "N/A"),
-        Field::Children => percents(e.acc_period(), &e.group_acc),
-        Field::Overhead => percents(e.period, &e.group_periods),
+        Field::Children => percents(e.acc_period(), &e.group_acc()),
+        Field::Overhead => percents(e.period, &e.group_periods()),
         Field::ModeOverhead(slot) => {
             let group: Vec<u64> = (0..totals.len())
                 .map(|mi| mode_period(e, *slot, mi))
                 .collect();
             percents(mode_period(e, *slot, 0), &group)
         }
-        Field::Sample => numbers(e.nr_samples, &e.group_samples),
-        Field::Period => numbers(e.period, &e.group_periods),
+        Field::Sample => numbers(e.nr_samples, &e.group_samples()),
+        Field::Period => numbers(e.period, &e.group_periods()),
         Field::Key(k) => {
             let mut v = key_value(data, e, *k, user);
             let symbol = matches!(k, SortKey::Sym | SortKey::SymOff) && e.sym.is_some();
@@ -1559,7 +1559,7 @@ fn mode_width(slot: usize, nr_members: usize) -> usize {
 /// An entry's period in a cpumode, for group member `member` (0 without a
 /// group).
 fn mode_period(e: &Entry, slot: usize, member: usize) -> u64 {
-    match e.group_mode_periods.get(member) {
+    match e.group_mode_periods().get(member) {
         Some(m) => m.0[slot],
         None if member == 0 => e.mode_periods.as_ref().map_or(0, |m| m.0[slot]),
         None => 0,
@@ -1612,7 +1612,7 @@ fn write_sep_line(
                 let mut v = String::new();
                 for (mi, t) in totals.iter().enumerate() {
                     let p = if totals.len() > 1 {
-                        e.group_periods.get(mi).copied().unwrap_or(0)
+                        e.group_periods().get(mi).copied().unwrap_or(0)
                     } else {
                         e.period
                     };
@@ -1631,7 +1631,7 @@ fn write_sep_line(
             Field::Children if totals.len() > 1 => {
                 let mut v = String::new();
                 for (mi, t) in totals.iter().enumerate() {
-                    let p = e.group_acc.get(mi).copied().unwrap_or(0);
+                    let p = e.group_acc().get(mi).copied().unwrap_or(0);
                     v.push_str(&format!(" {:.2}%", pct(p, *t)));
                 }
                 (v, 8 * totals.len())
@@ -1639,9 +1639,9 @@ fn write_sep_line(
             Field::Children => (format!(" {:.2}%", pct(e.acc_period(), totals[0])), 8),
             Field::Sample | Field::Period => {
                 let (v, g) = if *f == Field::Sample {
-                    (e.nr_samples, &e.group_samples)
+                    (e.nr_samples, &e.group_samples())
                 } else {
-                    (e.period, &e.group_periods)
+                    (e.period, &e.group_periods())
                 };
                 if totals.len() > 1 {
                     let mut s = String::new();
