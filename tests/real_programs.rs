@@ -1037,6 +1037,10 @@ fn tracepoints_trace_output() {
             // no symbol filter; a --parent adds its key.
             &["--symbol-filter", "xyz"],
             &["--parent", "schedule", "--exclude-other"],
+            // perf's tracepoint mode replaces the memory mode (whose
+            // header lines stay): no error without data sources.
+            &["--mem-mode"],
+            &["--mem-mode", "--sort", "+comm", "-n"],
         ],
         |_, _| None,
         |f, args| compare_report(f, Input::File, args),

@@ -328,12 +328,24 @@ fn check_key_modes(
             }
         }
     }
-    // perf checks the sample type of a file, not of a pipe.
+    // perf checks the sample type of a file, not of a pipe, and only in
+    // memory mode: its default sort order of a file of tracepoints
+    // switches to the tracepoint mode (the memory header lines stay).
     let data_src = file
         .attrs()
         .iter()
         .any(|a| a.attr.sample_type & prec_format::constants::sample_type::DATA_SRC != 0);
-    if opts.mem_mode && !data_src && file.mode() != prec_format::read::Mode::Pipe {
+    let default_order = match (&args.sort, &args.fields) {
+        (Some(sort), _) => sort.starts_with('+'),
+        (None, Some(fields)) => fields.starts_with('+'),
+        (None, None) => true,
+    };
+    let tracepoint_mode = default_order && aggregate::tracepoints_only(file);
+    if opts.mem_mode
+        && !data_src
+        && !tracepoint_mode
+        && file.mode() != prec_format::read::Mode::Pipe
+    {
         bail!("Selected --mem-mode but no mem data. Did you call perf record without -d?");
     }
     Ok(())
@@ -431,10 +443,11 @@ fn non_strict_sort(args: &ReportArgs) -> Option<&str> {
 fn default_sort_order(opts: &Options, file: &prec_format::PerfFile<'_>) -> &'static str {
     if aggregate::branch_mode(file, opts) {
         "comm,dso_from,symbol_from,symbol_to,cycles"
+    } else if aggregate::tracepoints_only(file) {
+        // Memory mode too: perf's tracepoint mode replaces it.
+        "trace"
     } else if opts.mem_mode {
         aggregate::DEFAULT_MEM_SORT_ORDER
-    } else if aggregate::tracepoints_only(file) {
-        "trace"
     } else {
         "comm,dso,symbol"
     }
