@@ -6219,7 +6219,7 @@ fn sort_entries(data: &mut ReportData, hi: usize) -> Vec<usize> {
             .find(|o| o.is_ne())
             .unwrap_or(Ordering::Equal)
     };
-    let group_cmp = |a: &Entry, b: &Entry| members_cmp(&a.group_periods(), &b.group_periods());
+    let group_cmp = |a: &Entry, b: &Entry| members_cmp(a.group_periods(), b.group_periods());
     // perf's __hpp__group_sort_idx: the chosen member's value, then the
     // other members' in order; the leader's is not compared.
     let sort_idx = usize::try_from(d.options.group_sort_idx).unwrap_or(0);
@@ -6236,7 +6236,7 @@ fn sort_entries(data: &mut ReportData, hi: usize) -> Vec<usize> {
         Some(o)
     };
     let period_cmp = |a: &Entry, b: &Entry| -> Ordering {
-        by_member(&a.group_periods(), &b.group_periods())
+        by_member(a.group_periods(), b.group_periods())
             .unwrap_or_else(|| b.period.cmp(&a.period).then_with(|| group_cmp(a, b)))
     };
     let sort_list = d
@@ -6297,7 +6297,7 @@ fn sort_entries(data: &mut ReportData, hi: usize) -> Vec<usize> {
                     Field::Sample => b
                         .nr_samples
                         .cmp(&a.nr_samples)
-                        .then_with(|| members_cmp(&a.group_samples(), &b.group_samples())),
+                        .then_with(|| members_cmp(a.group_samples(), b.group_samples())),
                     Field::Children => children_cmp(a, b),
                     Field::Key(k) if !output_keys.contains(k) => Ordering::Equal,
                     Field::Key(k) => {

@@ -1187,9 +1187,9 @@ fn write_hists(
                 Field::Children => line.push_str(&percent_cell(pct(e.acc_period(), totals[0]), 8)),
                 Field::Sample | Field::Period => {
                     let (v, g) = if *f == Field::Sample {
-                        (e.nr_samples, &e.group_samples())
+                        (e.nr_samples, e.group_samples())
                     } else {
-                        (e.period, &e.group_periods())
+                        (e.period, e.group_periods())
                     };
                     if grouped {
                         for mi in 0..totals.len() {
@@ -1520,16 +1520,16 @@ fn user_width_cell(
     };
     let cell = match f {
         Field::Children if !children(data) => format!("{:>user$}", "N/A"),
-        Field::Children => percents(e.acc_period(), &e.group_acc()),
-        Field::Overhead => percents(e.period, &e.group_periods()),
+        Field::Children => percents(e.acc_period(), e.group_acc()),
+        Field::Overhead => percents(e.period, e.group_periods()),
         Field::ModeOverhead(slot) => {
             let group: Vec<u64> = (0..totals.len())
                 .map(|mi| mode_period(e, *slot, mi))
                 .collect();
             percents(mode_period(e, *slot, 0), &group)
         }
-        Field::Sample => numbers(e.nr_samples, &e.group_samples()),
-        Field::Period => numbers(e.period, &e.group_periods()),
+        Field::Sample => numbers(e.nr_samples, e.group_samples()),
+        Field::Period => numbers(e.period, e.group_periods()),
         Field::Key(k) => {
             let mut v = key_value(data, e, *k, user);
             let symbol = matches!(k, SortKey::Sym | SortKey::SymOff) && e.sym.is_some();
@@ -1639,9 +1639,9 @@ fn write_sep_line(
             Field::Children => (format!(" {:.2}%", pct(e.acc_period(), totals[0])), 8),
             Field::Sample | Field::Period => {
                 let (v, g) = if *f == Field::Sample {
-                    (e.nr_samples, &e.group_samples())
+                    (e.nr_samples, e.group_samples())
                 } else {
-                    (e.period, &e.group_periods())
+                    (e.period, e.group_periods())
                 };
                 if totals.len() > 1 {
                     let mut s = String::new();
