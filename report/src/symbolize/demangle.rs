@@ -33,7 +33,10 @@ pub(crate) fn demangle_with(name: &str, params: bool) -> Option<String> {
             return Some(format!("{d:#}"));
         }
     }
-    if params {
+    // Special names (vtables, VTTs, typeinfo, thunks, guard variables)
+    // print the same with and without parameters, in libiberty's words.
+    let special = name[2..].starts_with(['T', 'G']);
+    if params && !special {
         if let Some(full) = cpp(name, true) {
             return Some(full);
         }
@@ -172,8 +175,13 @@ fn libiberty_style(s: &str, mangled: &str) -> String {
     let s = operator_template_calls(&s);
     // An empty template parameter pack prints nothing; libiberty then takes
     // back the `, ` before it, and as its last character is still a space,
-    // a closing `>` after a `>` gets no space: `A<B<C>>`.
-    s.replace(", >", ">")
+    // a closing `>` after a `>` gets no space: `A<B<C>>`. Of trailing
+    // empty packs, each takes back its own (`<int, 0ul>` for `int, 0ul, ,`).
+    let mut s = s;
+    while s.contains(", >") {
+        s = s.replace(", >", ">");
+    }
+    s
 }
 
 /// cpp_demangle prints a space between an operator template's arguments
@@ -585,7 +593,10 @@ mod tests {
         for n in text.lines() {
             out.push_str(n);
             out.push('\t');
-            out.push_str(&demangle(n).unwrap_or_default());
+            out.push_str(
+                &demangle_with(n, std::env::var_os("DEMANGLE_PARAMS").is_some())
+                    .unwrap_or_default(),
+            );
             out.push('\n');
         }
         std::fs::write(o, out).expect("write");
@@ -620,6 +631,41 @@ mod tests {
             .as_deref(),
             Some("std::operator< <char, std::char_traits<char>, std::allocator<char> >")
         );
+    }
+
+    /// Trailing empty parameter packs print nothing, nor their commas
+    /// (perf 6.1's names, libiberty's `cplus_demangle(name, 0)`).
+    #[test]
+    fn trailing_empty_packs() {
+        assert_eq!(
+            demangle(
+                "_ZNSt4pairIKiNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEEC2IJRS0_EJLm0EE\
+                 JEJEEERSt5tupleIJDpT_EERSA_IJDpT1_EESt12_Index_tupleIJXspT0_EEESJ_IJXspT2_EEE"
+            )
+            .as_deref(),
+            Some(
+                "std::pair<int const, std::__cxx11::basic_string<char, std::char_traits<char>, \
+                 std::allocator<char> > >::pair<int const&, 0ul>"
+            )
+        );
+    }
+
+    /// Special names print the same under `-v` (libiberty's words, not
+    /// cpp_demangle's `{vtable(...)}`).
+    #[test]
+    fn special_names_with_parameters() {
+        for (mangled, expected) in [
+            ("_ZTVN2ns3BoxIlEE", "vtable for ns::Box<long>"),
+            ("_ZTTN2ns3BoxIlEE", "VTT for ns::Box<long>"),
+            ("_ZTIN2ns3BoxIlEE", "typeinfo for ns::Box<long>"),
+        ] {
+            assert_eq!(demangle(mangled).as_deref(), Some(expected), "{mangled}");
+            assert_eq!(
+                demangle_with(mangled, true).as_deref(),
+                Some(expected),
+                "{mangled} -v"
+            );
+        }
     }
 
     #[test]
