@@ -559,6 +559,40 @@ fn cpp_lambda_without_linkage_names_in_dwarf_call_graph() {
     check(&files, REPORT_RUNS);
 }
 
+/// A function template whose template arguments end in two empty
+/// parameter packs: perf (libiberty) prints `hot<int, 0>`, each empty pack
+/// taking back its comma.
+#[test]
+fn cpp_template_with_trailing_empty_packs() {
+    let Some(gxx) = which("g++").filter(|_| require_perf_record()) else {
+        return;
+    };
+    let dir = tempdir();
+    let exe = compile_c(
+        &gxx,
+        &dir,
+        "#include <cstdio>\n\
+         template <typename... A> struct P {};\n\
+         template <int... N> struct I {};\n\
+         template <typename... T, int... N, typename... U, typename... V>\n\
+         __attribute__((noinline)) long hot(P<T...>, I<N...>, P<U...>, P<V...>, long n) {\n\
+         long s = 0; for (long i = 0; i < n; i++) s += i * 3 % 7; return s; }\n\
+         int main() { long z = 0;\n\
+         for (int r = 0; r < 200; r++) z += hot(P<int>{}, I<0>{}, P<>{}, P<>{}, 1000000L);\n\
+         std::printf(\"%ld\\n\", z); }\n",
+        "packs",
+        &["-O1", "-g"],
+        &[],
+    );
+    let files = record_both(&dir, "packs", &[], &[path_str(&exe)]);
+    let rows = report_stdio(perf(), &files[0], Input::File, &["--sort", "sym"]);
+    assert!(
+        rows.contains("[.] hot<int, 0>\n") || rows.contains("[.] hot<int, 0> "),
+        "{rows}"
+    );
+    check(&files, REPORT_RUNS);
+}
+
 /// A directory with `ld.lld` (Rust's own `rust-lld`, which links Rust
 /// programs by default), for `gcc -B DIR -fuse-ld=lld`.
 fn lld_dir(dir: &Path) -> PathBuf {
