@@ -279,6 +279,49 @@ fn columns_and_layout_options_match_perf() {
     );
 }
 
+/// `file` (sample_type IP|TID|TIME|PERIOD, no ID, little-endian) with
+/// every sample's period multiplied by `factor`, written to `out`.
+fn with_periods_scaled(file: &Path, out: &Path, factor: u64) {
+    let mut bytes = std::fs::read(file).expect("read fixture");
+    let word = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    let (start, size) = (word(&bytes, 40) as usize, word(&bytes, 48) as usize);
+    let mut at = start;
+    while at + 8 <= start + size {
+        let kind = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+        let len = u16::from_le_bytes(bytes[at + 6..at + 8].try_into().unwrap()) as usize;
+        assert!(len >= 8, "record at {at}");
+        // PERF_RECORD_SAMPLE: header, ip, pid/tid, time, then the period.
+        if kind == 9 {
+            let period = word(&bytes, at + 32) * factor;
+            bytes[at + 32..at + 40].copy_from_slice(&period.to_le_bytes());
+        }
+        at += len;
+    }
+    std::fs::write(out, bytes).expect("write scaled copy");
+}
+
+/// Periods wider than their column (12 digits and more) overflow it by
+/// one character, as perf prints them (`" %*"` of the width less one), in
+/// the flat table, with children and in the hierarchy.
+#[test]
+fn periods_wider_than_their_column_match_perf() {
+    if !require_perf() {
+        return;
+    }
+    let dir = tempdir();
+    let scaled = dir.join("hot3-large-periods.data");
+    with_periods_scaled(&own_fixture("hot3-default.data"), &scaled, 10_000_000);
+    check(
+        &[scaled],
+        &[
+            &["-n", "--show-total-period"],
+            &["--show-total-period", "--hierarchy"],
+            &["--show-total-period", "--children"],
+            &["-F", "period,sample,sym"],
+        ],
+    );
+}
+
 #[test]
 fn filter_options_match_perf() {
     if !require_perf() {

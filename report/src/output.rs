@@ -1194,10 +1194,10 @@ fn write_hists(
                     if grouped {
                         for mi in 0..totals.len() {
                             let x = g.get(mi).copied().unwrap_or(0);
-                            line.push_str(&format!("{x:>12}"));
+                            line.push_str(&format!(" {x:>11}"));
                         }
                     } else {
-                        line.push_str(&format!("{v:>12}"));
+                        line.push_str(&format!(" {v:>11}"));
                     }
                 }
                 Field::Key(k) => {
@@ -1462,7 +1462,7 @@ impl Hierarchy<'_> {
             for c in self.node_cells(n, f) {
                 match c {
                     NodeCell::Percent(p) => line.push_str(&percent_cell(p, percent_width)),
-                    NodeCell::Count(v) => line.push_str(&format!("{v:>12}")),
+                    NodeCell::Count(v) => line.push_str(&format!(" {v:>11}")),
                 }
             }
         }
