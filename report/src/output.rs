@@ -376,7 +376,9 @@ fn calc_widths_of<'e>(
             ) {
                 (Some(s), Some(m)) => {
                     let n = data.strings.get(data.syms[s.0 as usize].name).len();
-                    *sym = (*sym).max(n + 4);
+                    // -v: the address and the symbol table's origin first.
+                    let verbose = if data.options.verbose { 21 } else { 0 };
+                    *sym = (*sym).max(n + 4 + verbose);
                     *dso = (*dso).max(data.machine.dsos.get(m.dso).shown_name.len());
                 }
                 _ => {
@@ -832,12 +834,31 @@ fn transaction_text(t: u64) -> String {
 
 /// perf's `_hist_entry__sym_snprintf` for a branch end.
 fn branch_sym(data: &ReportData, a: &crate::aggregate::BranchAddr, width: usize) -> String {
-    let mut s = format!("[{}] ", a.level as char);
+    // -v: perf's "%-#*llx %c " of the address and the DSO's symbol origin.
+    let mut s = if data.options.verbose {
+        let origin = a
+            .map
+            .and_then(|m| data.symtab_origins.get(&m.dso))
+            .copied()
+            .unwrap_or('!');
+        let addr = match a.al_addr {
+            0 => "0".to_string(),
+            x => format!("{x:#x}"),
+        };
+        format!("{addr:<18} {origin} ")
+    } else {
+        String::new()
+    };
+    s.push_str(&format!("[{}] ", a.level as char));
     match (a.sym, a.map) {
         (Some(sym), Some(_)) => {
             let name = data.strings.get(data.syms[sym.0 as usize].name);
-            let room = width.saturating_sub(s.len());
-            s.extend(name.chars().take(room));
+            // "%.*s" of the width less what is printed: a negative
+            // precision (a column narrower than that) cuts nothing.
+            match width.checked_sub(s.len()) {
+                Some(room) => s.extend(name.chars().take(room)),
+                None => s.push_str(name),
+            }
         }
         _ => {
             if a.al_addr == 0 {
@@ -847,7 +868,10 @@ fn branch_sym(data: &ReportData, a: &crate::aggregate::BranchAddr, width: usize)
             }
         }
     }
-    pad(&s, width)
+    // Only a name is cut to the width, and nothing is padded: the
+    // column's alignment pads it, and the hierarchy's levels print it as
+    // it is.
+    s
 }
 
 /// C's `printf("%*.*d", width, prec, v)`.
@@ -1209,6 +1233,8 @@ fn write_hists(
                             k,
                             SortKey::Sym
                                 | SortKey::SymOff
+                                | SortKey::SymFrom
+                                | SortKey::SymTo
                                 | SortKey::Srcline
                                 | SortKey::Srcfile
                                 | SortKey::Trace
