@@ -2229,7 +2229,7 @@ impl Resolver {
         }
     }
 
-    fn srcline_keyed(
+    pub(crate) fn srcline_keyed(
         &mut self,
         machine: &Machine,
         strings: &mut Strings,
@@ -3286,6 +3286,19 @@ fn build_naming(
                                     to,
                                     cycles: ((w(2) >> 4) & 0xffff) as u16,
                                 };
+                                // The entry's srcline is map__srcline of its
+                                // address, the target's raw one (see below).
+                                let branch_src = match (need_src, to.map) {
+                                    (false, _) => (None, None),
+                                    (true, Some(m)) => resolver.srcline_keyed(
+                                        &machine,
+                                        &mut strings,
+                                        &m,
+                                        (to.addr, to.addr, to.sym),
+                                        (true, 1),
+                                    ),
+                                    (true, None) => (Some(strings.intern("??:0")), None),
+                                };
                                 let mut dso_id = |m: Option<Map>| -> u32 {
                                     dso_name_id(&mut dso_names, &mut strings, &machine, m)
                                         .map_or(0, |n| n + 1)
@@ -3349,10 +3362,13 @@ fn build_naming(
                                         // of their own: "unknown".
                                         SortKey::SymSize => {}
                                         SortKey::DsoSize => rare.dso_size = map_size(to.map),
-                                        SortKey::Srcline
-                                        | SortKey::Srcfile
-                                        | SortKey::Parent
-                                        | SortKey::Trace => {}
+                                        SortKey::Srcline => {
+                                            key.srcline = branch_src.0.map_or(0, |s| s.0 + 1)
+                                        }
+                                        SortKey::Srcfile => {
+                                            key.srcfile = branch_src.1.map_or(0, |s| s.0 + 1)
+                                        }
+                                        SortKey::Parent | SortKey::Trace => {}
                                         // In the sample's values.
                                         _ => {}
                                     }
@@ -3369,6 +3385,8 @@ fn build_naming(
                                         map: to.map,
                                         addr: to.addr,
                                         sym: to.sym,
+                                        srcline: branch_src.0,
+                                        srcfile: branch_src.1,
                                         cpu,
                                         cgroup,
                                         cgroup_ns,
