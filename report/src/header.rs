@@ -3,9 +3,7 @@
 //! `print_*` functions of tools/perf/util/header.c, and
 //! `perf_event_attr__fprintf`).
 //!
-//! Not printed: the BPF_PROG_INFO listing (perf 6.1 prints one line per
-//! loaded BPF program; that needs bpf_prog_info parsing),
-//! and the local time zone is a fixed offset ([`HeaderInfo::utc_offset`]).
+//! The local time zone is a fixed offset ([`HeaderInfo::utc_offset`]).
 //!
 //! Build a [`HeaderInfo`] with [`HeaderInfo::from_sections`] from what a
 //! reader has (attrs, raw feature sections, data offset/size, mtime) and
@@ -49,6 +47,9 @@ pub struct HeaderInfo {
     pub features: Vec<(FeatureId, Option<Feature>)>,
     /// `-I`: print the full-only features (CPU_TOPOLOGY, NUMA, CACHE, ...).
     pub full: bool,
+    /// The file's byte order is not this machine's: perf 6.1 does not read
+    /// BPF program information from it.
+    pub swapped: bool,
 }
 
 impl HeaderInfo {
@@ -78,6 +79,7 @@ impl HeaderInfo {
                 })
                 .collect(),
             features: processed(features::decode_all(sections, endian)),
+            swapped: endian != Endian::NATIVE,
             ..HeaderInfo::default()
         }
     }
@@ -189,6 +191,10 @@ fn print_feature(
 ) -> io::Result<()> {
     if id == FeatureId::BPF_BTF {
         return print_bpf_btf(out, f);
+    }
+    if id == FeatureId::BPF_PROG_INFO {
+        let btf = info.feature(FeatureId::BPF_BTF);
+        return print_bpf_prog_info(out, f, btf, info.swapped);
     }
     if !has_print(id) {
         return Ok(());
@@ -431,6 +437,215 @@ fn print_bpf_btf(out: &mut dyn Write, f: Option<&Feature>) -> io::Result<()> {
         writeln!(out, "# btf info of id {id}")?;
     }
     Ok(())
+}
+
+/// perf's `sizeof(struct bpf_prog_info)` (linux/bpf.h as of 6.1): a longer
+/// record is taken as corrupt.
+const BPF_PROG_INFO_SIZE: usize = 232;
+
+/// perf's `print_bpf_prog_info`: per loaded BPF program, by id, its JITed
+/// functions' names (`bpf_prog_<tag>_<name>`, the name from the program's
+/// BTF when there is one), addresses and sizes.
+///
+/// The section holds, after a u32 count, per program: u32 info_len, u32
+/// data_len, u64 arrays (a bit per array present), `struct bpf_prog_info`
+/// (info_len bytes; its array pointers are offsets into the data), then
+/// the data.
+fn print_bpf_prog_info(
+    out: &mut dyn Write,
+    f: Option<&Feature>,
+    btf: Option<&Feature>,
+    swapped: bool,
+) -> io::Result<()> {
+    let Some(Feature::Raw { bytes, .. }) = f else {
+        return Ok(());
+    };
+    if swapped {
+        return Ok(());
+    }
+    let count = ne_u32(bytes, 0).unwrap_or(0);
+    let mut progs: Vec<(u32, [u8; BPF_PROG_INFO_SIZE], &[u8])> = Vec::new();
+    let mut pos = 4usize;
+    for _ in 0..count {
+        let (Some(info_len), Some(data_len)) = (ne_u32(bytes, pos), ne_u32(bytes, pos + 4)) else {
+            break;
+        };
+        let (info_len, data_len) = (info_len as usize, data_len as usize);
+        if info_len > BPF_PROG_INFO_SIZE {
+            break;
+        }
+        let info_at = pos + 16;
+        let data_at = info_at + info_len;
+        let (Some(info), Some(data)) = (
+            bytes.get(info_at..data_at),
+            bytes.get(data_at..data_at.saturating_add(data_len)),
+        ) else {
+            break;
+        };
+        let mut full = [0u8; BPF_PROG_INFO_SIZE];
+        full[..info_len].copy_from_slice(info);
+        let id = ne_u32(&full, 4).unwrap_or(0);
+        // perf's tree of programs by id keeps the first of an id.
+        if !progs.iter().any(|p| p.0 == id) {
+            progs.push((id, full, data));
+        }
+        pos = data_at + data_len;
+    }
+    progs.sort_by_key(|p| p.0);
+    for (id, info, data) in progs {
+        let u32_at = |o: usize| ne_u32(&info, o).unwrap_or(0);
+        let u64_at = |o: usize| ne_u64(&info, o).unwrap_or(0);
+        let subs = u32_at(104) as usize;
+        if subs != u32_at(180) as usize || subs != u32_at(108) as usize {
+            continue;
+        }
+        // The arrays, at their offsets into the data.
+        let array = |field: usize, item: usize, n: usize| -> Option<&[u8]> {
+            let at = usize::try_from(u64_at(field)).ok()?;
+            data.get(at..at.checked_add(item.checked_mul(n)?)?)
+        };
+        let (Some(addrs), Some(lens), Some(tags)) = (
+            array(112, 8, subs),
+            array(120, 4, subs),
+            array(184, 8, subs),
+        ) else {
+            continue;
+        };
+        let btf_id = u32_at(128);
+        let types = btf
+            .filter(|_| btf_id != 0)
+            .and_then(|b| btf_data(b, btf_id))
+            .and_then(BtfNames::new);
+        let rec_size = u32_at(132) as usize;
+        let func_info = array(136, rec_size.max(1), u32_at(144) as usize);
+        let name = |i: usize| -> String {
+            let mut s = String::from("bpf_prog_");
+            for b in &tags[i * 8..i * 8 + 8] {
+                s.push_str(&format!("{b:02x}"));
+            }
+            let short = match &types {
+                Some(types) => func_info
+                    .and_then(|fi| ne_u32(fi, i * rec_size + 4))
+                    .and_then(|t| types.name_of(t)),
+                None if i == 0 && subs == 1 => {
+                    let raw = &info[64..80];
+                    let end = raw.iter().position(|&b| b == 0).unwrap_or(raw.len());
+                    (end > 0).then(|| String::from_utf8_lossy(&raw[..end]).into_owned())
+                }
+                None => Some("F".to_string()),
+            };
+            if let Some(short) = short {
+                s.push('_');
+                s.push_str(&short);
+            }
+            s
+        };
+        let addr = |i: usize| ne_u64(addrs, i * 8).unwrap_or(0);
+        let len = |i: usize| ne_u32(lens, i * 4).unwrap_or(0);
+        if subs == 1 {
+            writeln!(
+                out,
+                "# bpf_prog_info {id}: {} addr {:#x} size {}",
+                name(0),
+                addr(0),
+                len(0)
+            )?;
+            continue;
+        }
+        writeln!(out, "# bpf_prog_info {id}:")?;
+        for i in 0..subs {
+            writeln!(
+                out,
+                "# \tsub_prog {i}: {} addr {:#x} size {}",
+                name(i),
+                addr(i),
+                len(i)
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn ne_u32(b: &[u8], at: usize) -> Option<u32> {
+    let b = b.get(at..at.checked_add(4)?)?;
+    Some(u32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+fn ne_u64(b: &[u8], at: usize) -> Option<u64> {
+    let b = b.get(at..at.checked_add(8)?)?;
+    let mut w = [0u8; 8];
+    w.copy_from_slice(b);
+    Some(u64::from_ne_bytes(w))
+}
+
+/// The BTF data of id `id` in a BPF_BTF section (u32 count, then per
+/// object u32 id, u32 size, data).
+fn btf_data(f: &Feature, id: u32) -> Option<&[u8]> {
+    let Feature::Raw { bytes, .. } = f else {
+        return None;
+    };
+    let count = ne_u32(bytes, 0)?;
+    let mut pos = 4usize;
+    for _ in 0..count {
+        let this = ne_u32(bytes, pos)?;
+        let size = ne_u32(bytes, pos + 4)? as usize;
+        let data = bytes.get(pos + 8..(pos + 8).checked_add(size)?)?;
+        if this == id {
+            return Some(data);
+        }
+        pos += 8 + size;
+    }
+    None
+}
+
+/// The names of a BTF object's types (libbpf's `btf__type_by_id` and
+/// `btf__name_by_offset`).
+struct BtfNames<'a> {
+    /// Per type id (from 1), its name's offset in the strings.
+    name_offs: Vec<u32>,
+    strings: &'a [u8],
+}
+
+impl<'a> BtfNames<'a> {
+    /// Parses `btf` (its header, types and strings); `None` when it is not
+    /// BTF, as libbpf's `btf__new` refuses it.
+    fn new(btf: &'a [u8]) -> Option<BtfNames<'a>> {
+        if btf.get(0..2)? != 0xeb9fu16.to_ne_bytes() {
+            return None;
+        }
+        let hdr_len = ne_u32(btf, 4)? as usize;
+        let (type_off, type_len) = (ne_u32(btf, 8)? as usize, ne_u32(btf, 12)? as usize);
+        let (str_off, str_len) = (ne_u32(btf, 16)? as usize, ne_u32(btf, 20)? as usize);
+        let types = btf.get(hdr_len.checked_add(type_off)?..)?.get(..type_len)?;
+        let strings = btf.get(hdr_len.checked_add(str_off)?..)?.get(..str_len)?;
+        let mut name_offs = Vec::new();
+        let mut at = 0usize;
+        while at < types.len() {
+            let name_off = ne_u32(types, at)?;
+            let info = ne_u32(types, at + 4)?;
+            let (kind, vlen) = ((info >> 24) & 0x1f, (info & 0xffff) as usize);
+            // struct btf_type, then the kind's own data.
+            let extra = match kind {
+                1 | 14 | 17 => 4,        // INT, VAR, DECL_TAG
+                3 => 12,                 // ARRAY
+                4 | 5 | 15 => vlen * 12, // STRUCT, UNION, DATASEC
+                6 | 13 => vlen * 8,      // ENUM, FUNC_PROTO
+                19 => vlen * 12,         // ENUM64
+                0 | 2 | 7..=12 | 16 | 18 => 0,
+                _ => return None,
+            };
+            name_offs.push(name_off);
+            at += 12 + extra;
+        }
+        Some(BtfNames { name_offs, strings })
+    }
+
+    fn name_of(&self, type_id: u32) -> Option<String> {
+        let off = *self.name_offs.get((type_id as usize).checked_sub(1)?)? as usize;
+        let rest = self.strings.get(off..)?;
+        let end = rest.iter().position(|&b| b == 0)?;
+        Some(String::from_utf8_lossy(&rest[..end]).into_owned())
+    }
 }
 
 fn print_pmu_caps(out: &mut dyn Write, pmu: &str, caps: &[(String, String)]) -> io::Result<()> {
@@ -984,12 +1199,7 @@ mod tests {
             cmd.arg("-I");
         }
         let out = cmd.env("TZ", "UTC").output().ok()?;
-        // The BPF_PROG_INFO listing is not implemented (see module docs).
-        let text = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter(|l| !l.starts_with("# bpf_prog_info") && !l.starts_with("# \tsub_prog"))
-            .map(|l| format!("{l}\n"))
-            .collect();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
         out.status.success().then_some(text)
     }
 
