@@ -1561,7 +1561,8 @@ pub fn record(cfg: &RecordConfig) -> Result<RecordOutcome, RecordError> {
         // perf's evsel__new_cycles: the default event leaves the kernel out
         // from the start when the user may not profile it (so, unlike an
         // event that falls back, it keeps the hypervisor).
-        let mut default = EventSpec::default_event();
+        let cpuid = sysinfo::cpuid().ok().flatten();
+        let mut default = EventSpec::default_event_for(cpuid.as_deref());
         default.exclude_kernel = !is_root && paranoid > 1;
         if default.exclude_kernel {
             note(

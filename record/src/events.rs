@@ -283,6 +283,19 @@ impl EventSpec {
         e
     }
 
+    /// [`Self::default_event`] as perf 6.1 makes it on the CPU of `cpuid`
+    /// (`vendor,family,model,stepping`): on AMD, its
+    /// `arch_evsel__fixup_new_cycles` clears exclude_guest (precise cycles
+    /// use IBS there, which cannot filter guests), so the fallback is named
+    /// `cpu-clock:ppp`.
+    pub fn default_event_for(cpuid: Option<&str>) -> EventSpec {
+        let mut e = Self::default_event();
+        if cpuid.is_some_and(|c| c.starts_with("AuthenticAMD")) {
+            e.exclude_guest = false;
+        }
+        e
+    }
+
     /// Parses one event term such as `cycles:u`, `task-clock`, `r1a2:k`.
     /// Names are matched case-insensitively; the name is kept as written.
     pub fn parse(term: &str) -> Result<EventSpec, EventParseError> {
@@ -749,6 +762,10 @@ mod tests {
         let f = d.fallback().unwrap();
         assert_eq!((f.type_, f.config, f.precise_ip), (1, 0, 3));
         assert_eq!(f.name, "cpu-clock:pppH");
+        let amd = EventSpec::default_event_for(Some("AuthenticAMD,25,1,1"));
+        assert_eq!(amd.fallback().unwrap().name, "cpu-clock:ppp");
+        let intel = EventSpec::default_event_for(Some("GenuineIntel,6,85,7"));
+        assert_eq!(intel.fallback().unwrap().name, "cpu-clock:pppH");
         // perf under paranoid 2 for non-root: exclude_kernel added
         let mut d2 = EventSpec::default_event();
         d2.exclude_kernel = true;

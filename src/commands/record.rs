@@ -405,7 +405,8 @@ pub fn run(args: RecordArgs) -> Result<ExitCode> {
         bail!("--all-user and --all-kernel cannot be used together");
     }
     if (args.all_user || args.all_kernel) && evs.is_empty() {
-        evs.push(events::EventSpec::default_event());
+        let cpuid = sysinfo::cpuid().ok().flatten();
+        evs.push(events::EventSpec::default_event_for(cpuid.as_deref()));
     }
     for e in evs.iter_mut() {
         if args.all_user {
