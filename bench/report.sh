@@ -77,10 +77,17 @@ row() { # LABEL DATA KEY
         same=yes
     fi
     case $ps in '>'*) same=-;; esac
+    SPEEDUP=$(ratio "$ps" "$qs")
+    RSS_PCT=$(awk -v a="$qr" -v b="$pr" 'BEGIN { if (b > 0) printf "%.0f", 100 * a / b; else print "-" }')
+    CAPPED=no
+    case $ps in '>'*) CAPPED=yes;; esac
     printf '%-26s %10s %10s %9s %12s %12s %6s %6s\n' "$1" "$ps" "$qs" \
-        "$(ratio "$ps" "$qs")x" "$pr" "$qr" \
-        "$(awk -v a="$qr" -v b="$pr" 'BEGIN { if (b > 0) printf "%.0f", 100 * a / b; else print "-" }')" \
-        "$same"
+        "${SPEEDUP}x" "$pr" "$qr" "$RSS_PCT" "$same"
+}
+
+# verdict WHAT RATIO TARGET: "met" when RATIO >= TARGET.
+verdict() {
+    awk -v r="$2" -v t="$3" -v w="$1" 'BEGIN { printf "  %-56s %s\n", w, (r + 0 >= t ? "met" : "NOT met") }'
 }
 
 NOFP=$TMP/nofp.data
@@ -90,5 +97,21 @@ record "$TARGET/bench-fp/debug/prec" "$FP"
 printf '%-26s %10s %10s %9s %12s %12s %6s %6s\n' "file / key" "perf s" "prec s" speedup \
     "perf RSS kB" "prec RSS kB" "RSS %" same
 row "fp.data comm,dso,sym" "$FP" comm,dso,sym
+FP_SPEEDUP=$SPEEDUP FP_RSS=$RSS_PCT
 row "nofp.data comm,dso,sym" "$NOFP" comm,dso,sym
+NOFP_SPEEDUP=$SPEEDUP NOFP_RSS=$RSS_PCT
 row "nofp.data srcline" "$NOFP" srcline
+SRC_SPEEDUP=$SPEEDUP SRC_RSS=$RSS_PCT SRC_CAPPED=$CAPPED
+
+echo
+echo "targets (prec vs perf):"
+verdict "comm,dso,sym >= 10x (deep stacks: fp.data): ${FP_SPEEDUP}x" "$FP_SPEEDUP" 10
+verdict "comm,dso,sym >= 10x (short chains: nofp.data): ${NOFP_SPEEDUP}x" "$NOFP_SPEEDUP" 10
+verdict "srcline >= 50x: ${SRC_SPEEDUP}x" "$SRC_SPEEDUP" 50
+for pct in "fp.data comm,dso,sym:$FP_RSS" "nofp.data comm,dso,sym:$NOFP_RSS" "nofp.data srcline:$SRC_RSS"; do
+    verdict "peak RSS <= perf's, ${pct%%:*}: ${pct##*:}%" "$(awk -v p="${pct##*:}" 'BEGIN { print (p <= 100) }')" 1
+done
+if [ "$SRC_CAPPED" = yes ]; then
+    echo "  (perf's srcline hit the 600 s cap: its time and RSS are lower bounds;"
+    echo "   its RSS still grows then, as its addr2line processes parse more units)"
+fi
