@@ -68,24 +68,22 @@ impl Input {
     fn open_directory(path: &Path, force: bool) -> Result<Input> {
         let (bytes, mtime) = Self::open_file(&path.join("data"), force)?;
         let name = path.display().to_string();
-        let mut numbered = Vec::new();
+        // perf 6.1's perf_data__open_dir takes the files in readdir order,
+        // unsorted, and that order decides which file's record comes first
+        // among records of the same time; std's read_dir is readdir.
+        let mut data_files = Vec::new();
         let entries = std::fs::read_dir(path).with_context(|| format!("cannot list {name}"))?;
         for entry in entries {
             let entry = entry.with_context(|| format!("cannot list {name}"))?;
             let file_name = entry.file_name().to_string_lossy().into_owned();
-            let Some(suffix) = file_name.strip_prefix("data.") else {
+            if !file_name.starts_with("data.") {
                 continue;
-            };
+            }
             let is_file = std::fs::metadata(entry.path()).is_ok_and(|m| m.is_file());
             if is_file {
-                numbered.push((suffix.parse::<u64>().unwrap_or(u64::MAX), file_name));
+                let (bytes, _) = Self::open_file(&path.join(&file_name), true)?;
+                data_files.push((format!("{name}/{file_name}"), bytes));
             }
-        }
-        numbered.sort();
-        let mut data_files = Vec::with_capacity(numbered.len());
-        for (_, file_name) in numbered {
-            let (bytes, _) = Self::open_file(&path.join(&file_name), true)?;
-            data_files.push((format!("{name}/{file_name}"), bytes));
         }
         Ok(Input {
             bytes,

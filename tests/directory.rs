@@ -92,6 +92,45 @@ fn compressed_threads_directory_reads_like_perf() {
 }
 
 #[test]
+fn data_files_are_read_in_directory_order() {
+    if !require_perf_record() {
+        return;
+    }
+    // perf takes the data files in readdir order (on ext4, the names'
+    // hash order), not by number, and among records of one time the file
+    // read first wins. Eight identical copies of one file make every record
+    // such a tie, which -D shows by file name.
+    let dir = tempdir();
+    let data = record_threads(dir.path(), "copies.data", &[]);
+    let largest = (0..)
+        .map(|n| data.join(format!("data.{n}")))
+        .take_while(|p| p.is_file())
+        .max_by_key(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0))
+        .expect("a data file");
+    let bytes = std::fs::read(&largest).expect("read data file");
+    for n in 0.. {
+        let path = data.join(format!("data.{n}"));
+        if !path.is_file() {
+            break;
+        }
+        std::fs::remove_file(&path).expect("remove data file");
+    }
+    for n in 0..8 {
+        std::fs::write(data.join(format!("data.{n}")), &bytes).expect("write copy");
+    }
+    let mut failures = Vec::new();
+    for args in [&["-D"][..], &["--sort", "pid"]] {
+        if let Err(e) = compare_report(&data, Input::File, args) {
+            failures.push(e);
+        }
+    }
+    if let Err(e) = compare_script(&data, Input::File, &[]) {
+        failures.push(e);
+    }
+    assert_no_failures(&failures);
+}
+
+#[test]
 fn truncated_data_file_is_named() {
     if !require_perf_record() {
         return;
