@@ -279,6 +279,34 @@ fn sym_without_dso_splits_like_perf_with_call_graphs() {
     assert_no_failures(&failures);
 }
 
+/// The same split under a key that collapses (`comm`): perf merges the
+/// pieces again in its input tree's order, and the merged entry keeps the
+/// first piece's level, which for an unresolved frame without a map (the
+/// root at 0, a garbage address) is the level of the frame before it in
+/// whichever sample made that piece: `[k]` where the first sample that hit
+/// the entry said `[.]`, and the rows of equal overhead order by it.
+#[test]
+fn collapsed_split_entries_keep_the_first_pieces_level() {
+    if !require_perf() {
+        return;
+    }
+    let runs: &[&[&str]] = &[
+        &["--sort", "comm,sym"],
+        &["--sort", "comm,sym", "-n", "-g", "caller"],
+        &["--sort", "sym,comm", "-g", "none"],
+    ];
+    let mut failures = Vec::new();
+    for name in ["git-log-g-collapse.data", "git-log-g.data"] {
+        let file = own_fixture(name);
+        for args in runs {
+            if let Err(e) = compare_report(&file, Input::File, args) {
+                failures.push(e);
+            }
+        }
+    }
+    assert_no_failures(&failures);
+}
+
 /// `--symfs DIR`: binaries under DIR only, perf's build-id cache at
 /// DIR/.debug, and (perf 6.1's dso__load_kernel_sym) no local kallsyms,
 /// only what `--kallsyms` names.

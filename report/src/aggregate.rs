@@ -6183,11 +6183,19 @@ fn sort_entries(data: &mut ReportData, hi: usize) -> Vec<usize> {
         && d.options.need_collapse
         && !entries.iter().any(|e| e.sym.is_some_and(is_inline))
     {
-        tree_graphs = refinds_a_symbol(
+        // perf's sym comparison orders symbol-less entries by address but
+        // others by DSO first: entries split only where no DSO key before
+        // it ordered them already.
+        let sym_splits = keys
+            .iter()
+            .position(|k| matches!(k, SortKey::Sym | SortKey::SymOff | SortKey::IpcNull))
+            .is_some_and(|at| !keys[..at].contains(&SortKey::Dso));
+        tree_graphs = collapse_needs_replay(
             &entries,
             graph_hits.clone(),
             |thread, level| map_space(d, thread, level),
             is_inline,
+            sym_splits,
         );
     }
     let mut entries = if tree_keys {
@@ -6465,19 +6473,36 @@ fn map_space(d: &ReportData, thread: ThreadId, level: u8) -> u64 {
     }
 }
 
-/// Whether some entry whose symbol is an inline frame's gets hits from two
-/// map spaces (see [`RefindSym`]).
-fn refinds_a_symbol(
+/// Whether perf's collapse can come out otherwise than merging by key:
+/// some entry whose symbol is an inline frame's gets hits from two map
+/// spaces (see [`RefindSym`]), or (where the sym key splits entries,
+/// `sym_splits`) some entry without a map gets hits at two levels
+/// (fill_callchain_info leaves a mapless frame the level of the
+/// frame before it, so its pieces in perf's input tree differ in level,
+/// and the piece the collapse meets first gives the merged entry its
+/// `[k]` or `[.]`).
+fn collapse_needs_replay(
     entries: &[Entry],
     hits: impl Iterator<Item = (Effect, u64, ThreadId)>,
     space: impl Fn(ThreadId, u8) -> u64,
     inline: impl Fn(SymId) -> bool,
+    sym_splits: bool,
 ) -> bool {
     let mut first_space: HashMap<u32, u64> = HashMap::default();
+    let mut first_level: HashMap<u32, u8> = HashMap::default();
     for (eff, _, thread) in hits {
         let Some(e) = entries.get(eff.entry as usize) else {
             continue;
         };
+        if e.map.is_none() {
+            if !sym_splits {
+                continue;
+            }
+            if *first_level.entry(eff.entry).or_insert(eff.level) != eff.level {
+                return true;
+            }
+            continue;
+        }
         if !e.sym.is_some_and(&inline) {
             continue;
         }
