@@ -601,23 +601,7 @@ fn key_value(data: &ReportData, e: &Entry, k: SortKey, width: usize) -> String {
             None => pad("[unknown]", width),
         },
         SortKey::Sym | SortKey::SymOff => {
-            let lvl = e.level as char;
-            // perf's "%-#*llx %c " of the address and the origin.
-            let verbose = if data.options.verbose {
-                let origin = e
-                    .map
-                    .and_then(|m| data.symtab_origins.get(&m.dso))
-                    .copied()
-                    .unwrap_or('!');
-                let addr = match e.addr {
-                    0 => "0".to_string(),
-                    a => format!("{a:#x}"),
-                };
-                format!("{addr:<18} {origin} ")
-            } else {
-                String::new()
-            };
-            let prefix = format!("{verbose}[{lvl}] ");
+            let prefix = sym_prefix(data, e.map, e.addr, e.level);
             match (e.sym, e.map) {
                 (Some(s), Some(map)) => {
                     let sym = &data.syms[s.0 as usize];
@@ -832,24 +816,28 @@ fn transaction_text(t: u64) -> String {
     s
 }
 
+/// What perf's `_hist_entry__sym_snprintf` prints before a symbol: with
+/// -v, `"%-#*llx %c "` of the address and the DSO's symbol origin; then the
+/// level, `[k] ` or `[.] `.
+fn sym_prefix(data: &ReportData, map: Option<crate::maps::Map>, addr: u64, level: u8) -> String {
+    let level = level as char;
+    if !data.options.verbose {
+        return format!("[{level}] ");
+    }
+    let origin = map
+        .and_then(|m| data.symtab_origins.get(&m.dso))
+        .copied()
+        .unwrap_or('!');
+    let addr = match addr {
+        0 => "0".to_string(),
+        a => format!("{a:#x}"),
+    };
+    format!("{addr:<18} {origin} [{level}] ")
+}
+
 /// perf's `_hist_entry__sym_snprintf` for a branch end.
 fn branch_sym(data: &ReportData, a: &crate::aggregate::BranchAddr, width: usize) -> String {
-    // -v: perf's "%-#*llx %c " of the address and the DSO's symbol origin.
-    let mut s = if data.options.verbose {
-        let origin = a
-            .map
-            .and_then(|m| data.symtab_origins.get(&m.dso))
-            .copied()
-            .unwrap_or('!');
-        let addr = match a.al_addr {
-            0 => "0".to_string(),
-            x => format!("{x:#x}"),
-        };
-        format!("{addr:<18} {origin} ")
-    } else {
-        String::new()
-    };
-    s.push_str(&format!("[{}] ", a.level as char));
+    let mut s = sym_prefix(data, a.map, a.al_addr, a.level);
     match (a.sym, a.map) {
         (Some(sym), Some(_)) => {
             let name = data.strings.get(data.syms[sym.0 as usize].name);
