@@ -414,23 +414,8 @@ fn print_bpf_btf(out: &mut dyn Write, f: Option<&Feature>) -> io::Result<()> {
     let Some(Feature::Raw { bytes, .. }) = f else {
         return Ok(());
     };
-    let u32_at = |o: usize| -> Option<u32> {
-        let b = bytes.get(o..o + 4)?;
-        Some(u32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
-    };
-    let count = u32_at(0).unwrap_or(0);
-    let mut ids = Vec::new();
-    let mut pos = 4usize;
-    for _ in 0..count {
-        let (Some(id), Some(size)) = (u32_at(pos), u32_at(pos + 4)) else {
-            break;
-        };
-        ids.push(id);
-        pos = pos.saturating_add(8).saturating_add(size as usize);
-        if pos > bytes.len() {
-            break;
-        }
-    }
+    // An object cut short by the section's end is still listed.
+    let mut ids: Vec<u32> = btf_objects(bytes).map(|(id, _)| id).collect();
     ids.sort_unstable();
     ids.dedup();
     for id in ids {
@@ -578,24 +563,27 @@ fn ne_u64(b: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_ne_bytes(w))
 }
 
-/// The BTF data of id `id` in a BPF_BTF section (u32 count, then per
-/// object u32 id, u32 size, data).
+/// The objects of a BPF_BTF section (u32 count, then per object u32 id,
+/// u32 size, data): each id, and its data when the section holds all of it.
+fn btf_objects(bytes: &[u8]) -> impl Iterator<Item = (u32, Option<&[u8]>)> {
+    let count = ne_u32(bytes, 0).unwrap_or(0);
+    let mut pos = Some(4usize);
+    (0..count).map_while(move |_| {
+        let at = pos.filter(|&p| p <= bytes.len())?;
+        let id = ne_u32(bytes, at)?;
+        let size = ne_u32(bytes, at + 4)? as usize;
+        let end = (at + 8).checked_add(size);
+        pos = end;
+        Some((id, end.and_then(|end| bytes.get(at + 8..end))))
+    })
+}
+
+/// The BTF data of id `id` in a BPF_BTF section.
 fn btf_data(f: &Feature, id: u32) -> Option<&[u8]> {
     let Feature::Raw { bytes, .. } = f else {
         return None;
     };
-    let count = ne_u32(bytes, 0)?;
-    let mut pos = 4usize;
-    for _ in 0..count {
-        let this = ne_u32(bytes, pos)?;
-        let size = ne_u32(bytes, pos + 4)? as usize;
-        let data = bytes.get(pos + 8..(pos + 8).checked_add(size)?)?;
-        if this == id {
-            return Some(data);
-        }
-        pos += 8 + size;
-    }
-    None
+    btf_objects(bytes).find(|o| o.0 == id).and_then(|o| o.1)
 }
 
 /// The names of a BTF object's types (libbpf's `btf__type_by_id` and
