@@ -6495,10 +6495,7 @@ fn collapse_needs_replay(
             continue;
         };
         if e.map.is_none() {
-            if !sym_splits {
-                continue;
-            }
-            if *first_level.entry(eff.entry).or_insert(eff.level) != eff.level {
+            if sym_splits && *first_level.entry(eff.entry).or_insert(eff.level) != eff.level {
                 return true;
             }
             continue;
