@@ -9,6 +9,7 @@ mod common;
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use common::*;
 
@@ -601,6 +602,27 @@ fn refused_options_match_perf() {
             tool == "report",
             "{tool}: as perf's status"
         );
+    }
+    // Refusals perf makes after printing its header hint: the same stdout,
+    // the error on stderr (and, unlike perf's 0 for --mem-mode, a failure).
+    for args in [
+        &["--mem-mode"][..],
+        &["--time", "1,2x"],
+        &["-q", "--mem-mode"],
+    ] {
+        let stdout = |mut tool: Command| {
+            let o = tool
+                .args(["report", "--stdio", "-i"])
+                .arg(&no_cpu)
+                .args(args)
+                .output()
+                .expect("run report");
+            (String::from_utf8_lossy(&o.stdout).into_owned(), o.stderr)
+        };
+        let (expected, _) = stdout(perf());
+        let (actual, err) = stdout(prec());
+        assert_eq!(expected, actual, "{args:?}: stdout as perf's");
+        assert!(!err.is_empty(), "{args:?}: prec says why on stderr");
     }
 }
 

@@ -346,6 +346,10 @@ fn check_key_modes(
         && !tracepoint_mode
         && file.mode() != prec_format::read::Mode::Pipe
     {
+        // perf finds this out after printing its header hint.
+        if !args.quiet {
+            print!("{}", output::HEADER_HINT);
+        }
         bail!("Selected --mem-mode but no mem data. Did you call perf record without -d?");
     }
     Ok(())
@@ -496,7 +500,13 @@ pub fn run(mut args: ReportArgs) -> Result<ExitCode> {
         mapped.release_prefix(offset)
     }));
     check_key_modes(&args, &opts, &file)?;
-    opts.time = time_ranges(args.time.as_deref(), &file)?;
+    // perf has printed its header hint by the time it rejects a time
+    // string.
+    opts.time = time_ranges(args.time.as_deref(), &file).inspect_err(|_| {
+        if !args.quiet {
+            print!("{}", output::HEADER_HINT);
+        }
+    })?;
     opts.evswitch = evswitch(&args.evswitch, &file)?;
     // perf refuses it where there is no group to sort by (--group makes
     // one of two or more events).
