@@ -218,8 +218,18 @@ fn source_keys_match_perf() {
     files.push(own_fixture("callgraph-nofp-dwarf.data"));
     let compare = |file: &Path, args: &[&str]| compare_report(file, Input::File, args);
     let mut failures = compare_each(&files, SRC_RUNS, src_skip, compare);
-    // --full-source-path: the DWARF paths; glibc's relative directory
-    // joins differ in prec's symbolizer, so only the fixtures' own sources.
+    // --full-source-path: the DWARF paths as binutils joins them (glibc's
+    // relative unit directories: `./elf/./elf/rtld.c`).
+    let tar = own_fixture("tar-bzip2-dwarf.data");
+    let args = [
+        "--full-source-path",
+        "--sort",
+        "srcline,srcfile",
+        "--no-children",
+    ];
+    if let Err(e) = compare_report(&tar, Input::File, &args) {
+        failures.push(e);
+    }
     for name in ["callgraph-fp-g.data", "callgraph-nofp-dwarf.data"] {
         let file = own_fixture(name);
         for args in [

@@ -113,8 +113,7 @@ fn fixture_filters_match_perf_script() {
         (&threads, &["--comms", "worker-a,worker-b"][..]),
         (&sw, &["--cpu", "1"][..]),
         (&sw, &["--comms", "sleep", "--show-task-events"][..]),
-        // The fixtures' own sources (glibc's relative DWARF directories
-        // join differently in prec's symbolizer: see report_options.rs).
+        // The fixtures' own sources.
         (
             &own_fixture("hot3-default.data"),
             &["-F", "+srcline", "--full-source-path"][..],
@@ -128,6 +127,10 @@ fn fixture_filters_match_perf_script() {
         // and one with a symbol but no line prints `??:0`; --no-inline
         // expands nothing.
         (&tar_dwarf, &["-F", "+srcline"][..]),
+        // glibc's DWARF 5 files of directory entry 0 (its relative unit
+        // directory) as binutils joins them, `./elf/./elf/rtld.c`, for the
+        // inlined-into function's line too.
+        (&tar_dwarf, &["-F", "+srcline", "--full-source-path"][..]),
         (&tar_dwarf, &["--no-inline"][..]),
         (&tar_dwarf, &["--no-inline", "-F", "+srcline"][..]),
         (&nofp_dwarf, &["-F", "+srcline"][..]),

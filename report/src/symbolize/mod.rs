@@ -1057,6 +1057,7 @@ impl Symbolizer {
             return Vec::new();
         };
         let initial_file = binutils_initial_file(dwarf, elf_addr);
+        let relative_unit_dir = relative_comp_dir(dwarf, elf_addr);
         // (raw name, whether binutils takes it as the linkage name, the
         // function's DIE offset, location), innermost first.
         let raw_frames = dwarf.cell.with_dependent(|_, ctx| {
@@ -1102,6 +1103,19 @@ impl Symbolizer {
             // The innermost record's file, as binutils names it.
             if let (0, Some(l), Some(f)) = (depth, location.as_mut(), &initial_file) {
                 l.file = f.clone();
+            }
+            // An inliner's call file, as binutils names one of directory
+            // entry 0 (see binutils_initial_file); addr2line's reading puts
+            // such a file right under the unit's directory, and only there.
+            if let (1.., Some(l), Some(dir)) = (depth, location.as_mut(), &relative_unit_dir) {
+                let under_dir0 = l
+                    .file
+                    .strip_prefix(dir.as_str())
+                    .and_then(|rest| rest.strip_prefix('/'))
+                    .filter(|name| !name.contains('/'));
+                if let Some(name) = under_dir0 {
+                    l.file = format!("{dir}/{dir}/{name}");
+                }
             }
             out.push(Frame { function, location });
         }
@@ -1527,6 +1541,23 @@ fn binutils_initial_file(dwarf: &Dwarf, addr: u64) -> Option<String> {
     dwarf
         .cell
         .with_dependent(|_, ctx| initial_file_of_unit(ctx, addr))
+}
+
+/// The directory of the unit at `addr` where it is relative and its line
+/// table is DWARF 5, whose directory entry 0 it then is: binutils puts
+/// the unit's directory before that entry again (glibc's `./elf/./elf/`).
+fn relative_comp_dir(dwarf: &Dwarf, addr: u64) -> Option<String> {
+    if !dwarf.line_v5 {
+        return None;
+    }
+    dwarf.cell.with_dependent(|_, ctx| {
+        let unit = ctx.find_dwarf_and_unit(addr).skip_all_loads()?.unit;
+        if unit.line_program.as_ref()?.header().version() < 5 {
+            return None;
+        }
+        let dir = unit.comp_dir.as_ref()?.to_string_lossy().into_owned();
+        (!dir.is_empty() && !dir.starts_with('/')).then_some(dir)
+    })
 }
 
 fn initial_file_of_unit(ctx: &DwarfContext<'_>, addr: u64) -> Option<String> {
