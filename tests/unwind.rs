@@ -432,6 +432,36 @@ fn pc_without_fde_matches_perf_script() {
     );
 }
 
+/// A static executable has `.eh_frame` but no `.eh_frame_hdr` search
+/// table, the only way perf's libunwind reads `.eh_frame`: its
+/// `find_proc_info` fails with `-EINVAL` and the chain ends at the sample's
+/// own frame (no rbp guess, as for a pc without an FDE). prec prints the
+/// same chains, inline frames and all.
+#[test]
+fn static_executable_without_search_table_matches_perf_script() {
+    if !require_perf_record() {
+        return;
+    }
+    let dir = tempdir();
+    let bin = fixture_bin("inline_hot-static");
+    let data = record_dwarf(&dir, "static", &bin, &["0.3"]);
+    let script = |mut tool: Command| stdout_of(tool.arg("script").arg("-i").arg(&data));
+    let theirs = script(perf());
+    // The case itself: user chains of the leaf alone (its inline frame and
+    // the function it is inlined into), not reaching main.
+    let leaf_only = theirs
+        .split("\n\n")
+        .filter(|s| {
+            let frames: Vec<&str> = s.lines().skip(1).collect();
+            frames.len() == 2
+                && frames[0].contains("inlined_work")
+                && frames[1].contains("caller_of_inline")
+        })
+        .count();
+    assert!(leaf_only >= 20, "only {leaf_only} chains of the leaf alone");
+    assert_eq_text(&theirs, &script(prec()));
+}
+
 /// The rbp guess past a stack copy too small to hold `[rbp]`: perf's
 /// `access_mem` then asks the `[stack]` map's "file", which fails with a
 /// positive status that libunwind takes for a successful read of 0, so the

@@ -670,6 +670,9 @@ impl DwarfUnwinder {
             if table_base == TableBase::Unreadable {
                 break StopReason::NoUnwindInfo;
             }
+            if without_libunwind_tables(&module.info) {
+                break StopReason::NoUnwindInfo;
+            }
             if table_base == TableBase::Misplaced
                 || hdr_has_fde(&module.info, lookup) == Some(false)
             {
@@ -925,6 +928,15 @@ fn module_for(
             image_end,
         },
     ))
+}
+
+/// Whether perf's libunwind finds no unwind table in a binary at all: it
+/// reads `.eh_frame` only through the `.eh_frame_hdr` search table, which
+/// a static executable may lack, and otherwise only `.debug_frame`. perf's
+/// `find_proc_info` then fails with `-EINVAL`, which (unlike a table
+/// without the FDE, `-UNW_ENOINFO`) ends the unwinding: no rbp guess.
+fn without_libunwind_tables(info: &BinaryUnwindInfo) -> bool {
+    info.section(b".eh_frame_hdr").is_none() && info.section(b".debug_frame").is_none()
 }
 
 /// Whether the `.eh_frame_hdr` search table of a binary has an FDE covering
