@@ -1147,7 +1147,8 @@ fn tracepoints_trace_output() {
 /// A file of one sample: perf computes a srcline or srcfile only when a
 /// comparison needs it, and the only entry of a file is never compared,
 /// not even with the key first. So the column keeps its title's width and
-/// the value is cut to it (`bprm_execve+1189` prints `bprm_execve`).
+/// the value is cut to it (`bprm_execve+1189` prints `bprm_execve`,
+/// `__traceiter_sched_process_exec+62` prints `__traceiter`).
 #[test]
 fn one_sample_source_columns_keep_their_titles_width() {
     let Some(sh) = which("sh").filter(|_| require_perf_record()) else {
@@ -1167,9 +1168,15 @@ fn one_sample_source_columns_keep_their_titles_width() {
         &["--sort", "srcline", "--no-children"],
     ];
     for file in &files {
+        // The sample's kernel function varies (bprm_execve, __traceiter_*):
+        // its `sym+offset` srcline is cut to `Source:Line`'s width.
         let text = report_stdio(perf(), file, Input::File, &["--sort", "srcline"]);
+        let value = text
+            .lines()
+            .find_map(|l| l.strip_prefix("   100.00%  "))
+            .map(str::trim_end);
         assert!(
-            text.contains("100.00%  bprm_execve\n"),
+            value.is_some_and(|v| !v.is_empty() && !v.contains('+') && v.len() <= 11),
             "perf cuts the srcline of {}:\n{text}",
             file.display()
         );
