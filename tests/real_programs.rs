@@ -559,6 +559,60 @@ fn cpp_lambda_without_linkage_names_in_dwarf_call_graph() {
     check(&files, REPORT_RUNS);
 }
 
+/// A function inlined into a thread's lambda, built -O2: the inlined
+/// `build` has no linkage name and its code starts after its symbol
+/// `std::thread::_State_impl<...>::_M_run`. binutils names it after the
+/// symbol only the first time it looks it up; perf shows `build (inlined)`
+/// at every later address, and prec does the same.
+#[test]
+fn function_inlined_into_a_thread_lambda_in_dwarf_call_graph() {
+    let Some(gxx) = which("g++").filter(|_| require_perf_record()) else {
+        return;
+    };
+    let dir = tempdir();
+    let exe = compile_c(
+        &gxx,
+        &dir,
+        "#include <thread>\n#include <vector>\n#include <map>\n#include <string>\n\
+         #include <cstdio>\n\
+         static std::map<std::string, int> build(int n) {\n\
+           std::map<std::string, int> m;\n\
+           for (int i = 0; i < n; i++) m[std::to_string(i * 7919)] = i;\n\
+           return m; }\n\
+         int main() { std::vector<std::thread> t; long tot[2] = {0};\n\
+           for (int k = 0; k < 2; k++) t.emplace_back([k, &tot] {\n\
+             for (int r = 0; r < 4; r++) tot[k] += build(60000).size(); });\n\
+           for (auto &x : t) x.join(); std::printf(\"%ld\\n\", tot[0] + tot[1]); }\n",
+        "thread_lambda",
+        &["-O2", "-g", "-pthread"],
+        &[],
+    );
+    let files = record_both(
+        &dir,
+        "thread_lambda",
+        &["--call-graph", "dwarf"],
+        &[path_str(&exe)],
+    );
+    let script = stdout_of(perf().arg("script").arg("-i").arg(&files[0]));
+    assert!(
+        script.contains(" build+0x") && script.contains("_M_run+0x"),
+        "perf names the inlined function both ways:\n{script}"
+    );
+    let mut failures = compare_each(
+        &files,
+        &[&[], &["-F", "+srcline"]],
+        |_, _| None,
+        |f, args| compare_script(f, Input::File, args),
+    );
+    failures.extend(compare_each(
+        &files,
+        REPORT_RUNS,
+        |_, _| None,
+        |f, args| compare_report(f, Input::File, args),
+    ));
+    assert_no_failures(&failures);
+}
+
 /// A function template whose template arguments end in two empty
 /// parameter packs: perf (libiberty) prints `hot<int, 0>`, each empty pack
 /// taking back its comma.

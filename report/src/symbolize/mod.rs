@@ -1048,9 +1048,11 @@ impl Symbolizer {
     /// Where a function's DWARF name is not its linkage name (a C++
     /// template instance for a lambda has only `DW_AT_name`), binutils'
     /// `addr2line` names the innermost frame after the ELF symbol at the
-    /// address, and from then on also that function when it is the
-    /// symbol's (starting at its address) wherever it shows as an inliner.
-    /// perf then sees the symbol's own name, not an inline frame.
+    /// address the first time it meets the function there; from then on
+    /// the function keeps the symbol's name where it is the symbol's
+    /// (starting at its address), also wherever it shows as an inliner,
+    /// and its own name otherwise. perf then sees the symbol's own name
+    /// where that is the name, not an inline frame.
     pub fn inline_frames(&mut self, bin: BinaryId, elf_addr: u64) -> Vec<Frame> {
         let (do_demangle, params) = (self.options.demangle, self.options.demangle_params);
         let Some(dwarf) = self.dwarf(bin) else {
@@ -1123,10 +1125,11 @@ impl Symbolizer {
     }
 
     /// binutils' name for the innermost function at `elf_addr` when its
-    /// DWARF name `raw` (of DIE `die`) is no linkage name: the ELF symbol
-    /// at the address, else the function's name so far. When the symbol
-    /// starts the function (it is not `inlined` there, nor a cold part),
-    /// binutils keeps that name for the function from then on.
+    /// DWARF name `raw` (of DIE `die`) is no linkage name: at the
+    /// function's first lookup the ELF symbol at the address, later the
+    /// name it settled on then: the symbol's where that starts the function
+    /// (it is not `inlined` there, nor a cold part), else its own (a
+    /// lambda's `build` inlined into `_M_run` prints as `_M_run` once).
     fn innermost_without_linkage(
         &mut self,
         bin: BinaryId,
@@ -1142,10 +1145,20 @@ impl Symbolizer {
             let key = (bin, die, raw);
             return self.renamed_functions.get(&key).cloned().unwrap_or(key.2);
         };
-        if !inlined && !symbol.contains(".cold") {
-            self.renamed_functions
-                .insert((bin, die, raw), symbol.clone());
+        // binutils settles the function's name at its first lookup: the
+        // symbol's where that starts the function, else its DWARF name from
+        // then on (it marks the name a linkage name either way); only that
+        // first answer names the symbol.
+        let key = (bin, die, raw);
+        if let Some(settled) = self.renamed_functions.get(&key) {
+            return settled.clone();
         }
+        let settled = if !inlined && !symbol.contains(".cold") {
+            symbol.clone()
+        } else {
+            key.2.clone()
+        };
+        self.renamed_functions.insert(key, settled);
         symbol
     }
 
