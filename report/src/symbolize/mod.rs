@@ -246,7 +246,7 @@ enum DwarfState {
 /// A binary's parsed DWARF.
 struct Dwarf {
     cell: DwarfCell,
-    /// Whether any line program is DWARF 5 (see [`binutils_initial_file`]).
+    /// Whether any line program is DWARF 5 (see [`binutils_files`]).
     line_v5: bool,
 }
 
@@ -961,7 +961,7 @@ impl Symbolizer {
         let mut out = dwarf
             .cell
             .with_dependent(|_, ctx| convert_location(&ctx.find_location(elf_addr).ok()??))?;
-        if let Some(file) = binutils_initial_file(dwarf, elf_addr) {
+        if let Some(file) = binutils_files(dwarf, elf_addr).initial {
             out.file = file;
         }
         Some(out)
@@ -1058,8 +1058,10 @@ impl Symbolizer {
         let Some(dwarf) = self.dwarf(bin) else {
             return Vec::new();
         };
-        let initial_file = binutils_initial_file(dwarf, elf_addr);
-        let relative_unit_dir = relative_comp_dir(dwarf, elf_addr);
+        let BinutilsFiles {
+            initial: initial_file,
+            relative_unit_dir,
+        } = binutils_files(dwarf, elf_addr);
         // (raw name, whether binutils takes it as the linkage name, the
         // function's DIE offset, location), innermost first.
         let raw_frames = dwarf.cell.with_dependent(|_, ctx| {
@@ -1107,7 +1109,7 @@ impl Symbolizer {
                 l.file = f.clone();
             }
             // An inliner's call file, as binutils names one of directory
-            // entry 0 (see binutils_initial_file); addr2line's reading puts
+            // entry 0 (see BinutilsFiles); addr2line's reading puts
             // such a file right under the unit's directory, and only there.
             if let (1.., Some(l), Some(dir)) = (depth, location.as_mut(), &relative_unit_dir) {
                 let under_dir0 = l
@@ -1540,46 +1542,58 @@ fn name_is_linkage(language: gimli::DwLang) -> bool {
     .contains(&language)
 }
 
-/// The file binutils 2.40 names for `addr` when that differs from the
-/// DWARF reading: the primary file (entry 0) for a DWARF 5 row whose file
-/// register was never set in its sequence (see
-/// [`Symbolizer::source_location`]), and a file of a relative directory
-/// entry 0, which binutils puts under the unit's directory. `None`
-/// otherwise.
-fn binutils_initial_file(dwarf: &Dwarf, addr: u64) -> Option<String> {
-    // Finding the unit parses its functions: skip it for DWARF 4.
-    if !dwarf.line_v5 {
-        return None;
-    }
-    dwarf
-        .cell
-        .with_dependent(|_, ctx| initial_file_of_unit(ctx, addr))
+/// Where binutils 2.40 names files of the unit at `addr` otherwise than
+/// the DWARF reading (DWARF 5 line tables only; empty otherwise).
+#[derive(Default)]
+struct BinutilsFiles {
+    /// The file binutils names for `addr` itself when that differs: the
+    /// primary file (entry 0) for a row whose file register was never set
+    /// in its sequence (see [`Symbolizer::source_location`]), and a file of
+    /// a relative directory entry 0, which binutils puts under the unit's
+    /// directory.
+    initial: Option<String>,
+    /// The unit's directory where it is relative, which directory entry 0
+    /// then is: binutils puts the unit's directory before that entry again
+    /// (glibc's `./elf/./elf/`).
+    relative_unit_dir: Option<String>,
 }
 
-/// The directory of the unit at `addr` where it is relative and its line
-/// table is DWARF 5, whose directory entry 0 it then is: binutils puts
-/// the unit's directory before that entry again (glibc's `./elf/./elf/`).
-fn relative_comp_dir(dwarf: &Dwarf, addr: u64) -> Option<String> {
+fn binutils_files(dwarf: &Dwarf, addr: u64) -> BinutilsFiles {
+    // Finding the unit parses its functions: skip it for DWARF 4.
     if !dwarf.line_v5 {
-        return None;
+        return BinutilsFiles::default();
     }
     dwarf.cell.with_dependent(|_, ctx| {
-        let unit = ctx.find_dwarf_and_unit(addr).skip_all_loads()?.unit;
-        if unit.line_program.as_ref()?.header().version() < 5 {
-            return None;
+        let Some(unit) = ctx.find_dwarf_and_unit(addr).skip_all_loads() else {
+            return BinutilsFiles::default();
+        };
+        let v5 = unit
+            .unit
+            .line_program
+            .as_ref()
+            .is_some_and(|p| p.header().version() >= 5);
+        if !v5 {
+            return BinutilsFiles::default();
         }
-        let dir = unit.comp_dir.as_ref()?.to_string_lossy().into_owned();
-        (!dir.is_empty() && !dir.starts_with('/')).then_some(dir)
+        let relative_unit_dir = unit
+            .unit
+            .comp_dir
+            .as_ref()
+            .map(|d| d.to_string_lossy().into_owned())
+            .filter(|d| !d.is_empty() && !d.starts_with('/'));
+        BinutilsFiles {
+            initial: initial_file_of_unit(unit, addr),
+            relative_unit_dir,
+        }
     })
 }
 
-fn initial_file_of_unit(ctx: &DwarfContext<'_>, addr: u64) -> Option<String> {
-    let unit_ref = ctx.find_dwarf_and_unit(addr).skip_all_loads()?;
+fn initial_file_of_unit(
+    unit_ref: gimli::UnitRef<'_, DwarfReader<'_>>,
+    addr: u64,
+) -> Option<String> {
     let (dwarf, unit) = (unit_ref.dwarf, unit_ref.unit);
     let program = unit.line_program.as_ref()?;
-    if program.header().version() < 5 {
-        return None;
-    }
     let mut rows = program.clone().rows();
     // (address, file index, file register still initial) of the previous row.
     let mut prev: Option<(u64, u64, bool)> = None;
