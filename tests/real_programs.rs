@@ -598,19 +598,13 @@ fn function_inlined_into_a_thread_lambda_in_dwarf_call_graph() {
         script.contains(" build+0x") && script.contains("_M_run+0x"),
         "perf names the inlined function both ways:\n{script}"
     );
-    let mut failures = compare_each(
+    assert_no_failures(&compare_each(
         &files,
-        &[&[], &["-F", "+srcline"]],
+        &[&["-F", "+srcline"]],
         |_, _| None,
         |f, args| compare_script(f, Input::File, args),
-    );
-    failures.extend(compare_each(
-        &files,
-        REPORT_RUNS,
-        |_, _| None,
-        |f, args| compare_report(f, Input::File, args),
     ));
-    assert_no_failures(&failures);
+    check(&files, REPORT_RUNS);
 }
 
 /// A function template whose template arguments end in two empty

@@ -432,6 +432,13 @@ fn pc_without_fde_matches_perf_script() {
     );
 }
 
+/// The frame lines of each sample of `perf script` text.
+fn script_chains(script: &str) -> impl Iterator<Item = Vec<&str>> {
+    script
+        .split("\n\n")
+        .map(|sample| sample.lines().skip(1).collect())
+}
+
 /// A static executable has `.eh_frame` but no `.eh_frame_hdr` search
 /// table, the only way perf's libunwind reads `.eh_frame`: its
 /// `find_proc_info` fails with `-EINVAL` and the chain ends at the sample's
@@ -449,10 +456,8 @@ fn static_executable_without_search_table_matches_perf_script() {
     let theirs = script(perf());
     // The case itself: user chains of the leaf alone (its inline frame and
     // the function it is inlined into), not reaching main.
-    let leaf_only = theirs
-        .split("\n\n")
-        .filter(|s| {
-            let frames: Vec<&str> = s.lines().skip(1).collect();
+    let leaf_only = script_chains(&theirs)
+        .filter(|frames| {
             frames.len() == 2
                 && frames[0].contains("inlined_work")
                 && frames[1].contains("caller_of_inline")
@@ -497,10 +502,8 @@ fn zero_step_chains_match_perf_script(program: &str, mode: &str, args: &[&str], 
     );
     let script = |mut tool: Command| stdout_of(tool.arg("script").arg("-i").arg(&data));
     let theirs = script(perf());
-    let closed = theirs
-        .split("\n\n")
-        .filter(|s| {
-            let frames: Vec<&str> = s.lines().skip(1).collect();
+    let closed = script_chains(&theirs)
+        .filter(|frames| {
             frames.len() == 2 && frames[0].contains(leaf) && frames[1].contains("ffffffffffffffff")
         })
         .count();
