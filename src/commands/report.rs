@@ -347,12 +347,18 @@ fn check_key_modes(
         && file.mode() != prec_format::read::Mode::Pipe
     {
         // perf finds this out after printing its header hint.
-        if !args.quiet {
-            print!("{}", output::HEADER_HINT);
-        }
+        print_header_hint(args);
         bail!("Selected --mem-mode but no mem data. Did you call perf record without -d?");
     }
     Ok(())
+}
+
+/// perf's "use --header" hint, which it prints (unless -q) before some
+/// refusals too.
+fn print_header_hint(args: &ReportArgs) {
+    if !args.quiet {
+        print!("{}", output::HEADER_HINT);
+    }
 }
 
 /// Index of the last command-line argument spelling one of `options`
@@ -502,11 +508,8 @@ pub fn run(mut args: ReportArgs) -> Result<ExitCode> {
     check_key_modes(&args, &opts, &file)?;
     // perf has printed its header hint by the time it rejects a time
     // string.
-    opts.time = time_ranges(args.time.as_deref(), &file).inspect_err(|_| {
-        if !args.quiet {
-            print!("{}", output::HEADER_HINT);
-        }
-    })?;
+    opts.time =
+        time_ranges(args.time.as_deref(), &file).inspect_err(|_| print_header_hint(&args))?;
     opts.evswitch = evswitch(&args.evswitch, &file)?;
     // perf refuses it where there is no group to sort by (--group makes
     // one of two or more events).
@@ -528,9 +531,7 @@ pub fn run(mut args: ReportArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if args.cpu.is_some() && !samples_cpus(&file) {
-        if !args.quiet {
-            print!("{}", output::HEADER_HINT);
-        }
+        print_header_hint(&args);
         eprintln!("{NO_CPU_EVENTS}\nError:\nfailed to set cpu bitmap");
         return Ok(ExitCode::SUCCESS);
     }
