@@ -936,7 +936,7 @@ fn module_for(
 /// `find_proc_info` then fails with `-EINVAL`, which (unlike a table
 /// without the FDE, `-UNW_ENOINFO`) ends the unwinding: no rbp guess.
 fn without_libunwind_tables(info: &BinaryUnwindInfo) -> bool {
-    info.section(b".eh_frame_hdr").is_none() && info.section(b".debug_frame").is_none()
+    !info.has(b".eh_frame_hdr") && !info.has(b".debug_frame")
 }
 
 /// Whether the `.eh_frame_hdr` search table of a binary has an FDE covering
