@@ -716,7 +716,6 @@ fn max_size_stops() {
     let o = limited(prec(), &a);
     let p = limited(perf(), &b);
     assert!(stderr(&o).contains("size limit reached"), "{}", stderr(&o));
-    assert!(stderr(&p).contains("size limit reached"), "{}", stderr(&p));
     // The workload's status after the SIGTERM: a shell sees 143. perf
     // mostly dies of that SIGTERM too (143), but not always (0): racy.
     let shell_code = |o: &Output| {
@@ -725,6 +724,12 @@ fn max_size_stops() {
             .code()
             .or_else(|| o.status.signal().map(|s| 128 + s))
     };
+    // perf checks the size only when it writes: where the workload ends
+    // before the first ring-buffer wakeup, perf writes everything at once
+    // and never stops it (seen on CI). Its status is still checked below.
+    if !stderr(&p).contains("size limit reached") {
+        eprintln!("note: perf did not reach its size limit this time");
+    }
     assert_eq!(shell_code(&o), Some(143), "{}", stderr(&o));
     assert!(
         matches!(shell_code(&p), Some(0 | 143)),
