@@ -22,7 +22,6 @@ use common::*;
 /// Quipper files whose perf output needs features prec does not have yet,
 /// with the reason.
 const QUIPPER_KNOWN: &[(&str, &str)] = &[
-    ("intel_pt-4.14", "Intel PT decoding"),
     (
         "piped.intel_pt-4.14",
         "perf fails on it; prec reports what it read",
@@ -51,6 +50,51 @@ fn quipper_files_comm_dso_and_pid_match_perf() {
     }
     assert!(compared > 60, "only {compared} comparisons ran");
     assert_no_failures(&failures);
+}
+
+/// An Intel PT recording (quipper's, from another machine, so none of the
+/// traced binaries is here): perf decodes the AUX area trace and reports the
+/// events it makes up from it ("cbr", "psb") beside the recorded "cycles",
+/// every sample with the call chain its thread stack gives. `-g none` is
+/// perf's special case: no call chains, yet a Children column.
+#[test]
+fn intel_pt_trace_reports_perfs_synthesized_events() {
+    if !require_perf() {
+        return;
+    }
+    let file = quipper_dir().join("perf.data.intel_pt-4.14");
+    let mut failures = Vec::new();
+    for args in [
+        &[][..],
+        &["--sort", "dso,sym"],
+        &["--sort", "comm", "-n"],
+        &["--no-children", "--sort", "sym"],
+        &["-g", "none"],
+        &["-g", "caller", "--sort", "pid"],
+        &["--sort", "socket,cpu"],
+    ] {
+        if let Err(e) = compare_report(&file, Input::File, args) {
+            failures.push(e);
+        }
+    }
+    assert_no_failures(&failures);
+    let out = prec()
+        .args(["report", "--stdio", "-i"])
+        .arg(&file)
+        .output()
+        .expect("run prec");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("# Samples: 10  of event 'psb'")
+            && stdout.contains("# Samples: 2  of event 'cbr'"),
+        "no psb/cbr sections:\n{stdout}"
+    );
+    // perf warns of the walks that failed, the traced code being absent.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("instruction trace errors"),
+        "no trace error warning:\n{stderr}"
+    );
 }
 
 /// Files with the BRANCH_STACK feature: perf reports one entry per sampled

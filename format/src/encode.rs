@@ -178,6 +178,43 @@ impl Out<'_> {
     }
 }
 
+/// Appends a SAMPLE record holding `sample`, laid out as `attr`'s
+/// sample_type says, in `endian`: for samples a reader synthesizes (perf's
+/// `perf_event__synthesize_sample`). Fields the attr does not ask for are
+/// left out; fields it asks for that `sample` lacks are written as zero.
+/// A record over 64 KiB is an error.
+pub fn encode_sample(
+    sample: &Sample<'_>,
+    attr: &Attr,
+    misc: u16,
+    endian: Endian,
+    buf: &mut Vec<u8>,
+) -> Result<()> {
+    let mut body = Vec::new();
+    Out {
+        buf: &mut body,
+        e: endian,
+    }
+    .sample(sample, attr);
+    let size = u16::try_from(body.len() + 8).map_err(|_| {
+        Error::new(
+            0,
+            ErrorKind::BadRecord {
+                record_type: RecordType::SAMPLE.0,
+                problem: format!(
+                    "a synthesized sample of {} bytes does not fit a record",
+                    body.len() + 8
+                ),
+            },
+        )
+    })?;
+    endian.put_u32(buf, RecordType::SAMPLE.0);
+    endian.put_u16(buf, misc);
+    endian.put_u16(buf, size);
+    buf.extend_from_slice(&body);
+    Ok(())
+}
+
 /// Appends `raw` re-encoded in `endian`. `attr` is the record's attr.
 /// Types this crate does not decode cannot be converted and are an error.
 pub fn encode_record(

@@ -2547,11 +2547,20 @@ fn build_naming(
     if options.verbose {
         machine.dsos.show_long_names();
     }
+    // CPU_TOPOLOGY's per-CPU ids are as many as NRCPUS says are available.
+    let mut topology_ctx = features::DecodeContext::default();
+    if let Some(f) = file.feature(FeatureId::NRCPUS) {
+        if let Ok(Feature::NrCpus { available, .. }) =
+            features::decode(f.id, f.data, f.offset, endian)
+        {
+            topology_ctx.nr_cpus_avail = Some(available);
+        }
+    }
     for f in file.features() {
         match f.id {
             FeatureId::CPU_TOPOLOGY => {
                 if let Ok(Feature::CpuTopology(t)) =
-                    features::decode(f.id, f.data, f.offset, endian)
+                    features::decode_with(f.id, f.data, f.offset, endian, &topology_ctx)
                 {
                     if let Some(cpus) = &t.cpus {
                         sockets = cpus.iter().map(|c| c.socket_id as i32).collect();

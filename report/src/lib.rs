@@ -9,6 +9,7 @@ pub mod evswitch;
 pub mod flamegraph;
 pub mod folded;
 pub mod header;
+pub mod intel_pt;
 pub mod maps;
 pub mod output;
 mod permute;

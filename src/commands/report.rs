@@ -538,7 +538,26 @@ pub fn run(mut args: ReportArgs) -> Result<ExitCode> {
     if args.tui && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
         eprintln!("prec: note: prec has no TUI; printing the --stdio report");
     }
-    let data = aggregate::build(&file, opts);
+    // An Intel PT trace: report from a copy with perf's made-up events.
+    let injected = prec_report::intel_pt::inject(&file, opts.callgraph.enabled);
+    let traced = match &injected {
+        Some(i) => {
+            if i.errors > 0 {
+                eprintln!("Warning:\n{} instruction trace errors", i.errors);
+            }
+            for b in &i.undecoded_binaries {
+                eprintln!(
+                    "prec: note: {b}: prec does not walk Intel PT traced code; perf decodes \
+                     the branches in it, so the report can differ from perf's there"
+                );
+            }
+            // The copy's offsets are not the input's.
+            opts.release = None;
+            Some(prec_format::PerfFile::parse(&i.bytes)?)
+        }
+        None => None,
+    };
+    let data = aggregate::build(traced.as_ref().unwrap_or(&file), opts);
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     if args.header {

@@ -1,0 +1,1408 @@
+//! The Intel PT decoder's state machine, as perf 6.1's intel-pt-decoder
+//! runs it when it cannot read the traced code.
+//!
+//! perf walks the traced binaries instruction by instruction between
+//! packets. prec does not decode x86 instructions: every walk fails the way
+//! perf's fails when the binary is absent (a recording from another
+//! machine, the quipper files): "Failed to get instruction", twice per
+//! binary, then silently (perf marks the binary's data unreadable). What is
+//! left is what perf gets from the packets alone: PSB events, core-to-bus
+//! ratio changes, asynchronous branches (a FUP at the current ip followed
+//! by a TIP), trace starts, timestamps, and the errors. perf's decisions
+//! are kept step for step, so that these come out as perf's do.
+
+use super::packet::{self, Context, Kind, Packet, PSB};
+
+/// `intel_pt_state.type` bits.
+pub(crate) mod kind {
+    pub const BRANCH: u32 = 1 << 0;
+    pub const INSTRUCTION: u32 = 1 << 1;
+    pub const TRANSACTION: u32 = 1 << 2;
+    pub const PTW: u32 = 1 << 3;
+    pub const MWAIT_OP: u32 = 1 << 4;
+    pub const PWR_ENTRY: u32 = 1 << 5;
+    pub const EX_STOP: u32 = 1 << 6;
+    pub const PWR_EXIT: u32 = 1 << 7;
+    pub const CBR_CHG: u32 = 1 << 8;
+    pub const TRACE_BEGIN: u32 = 1 << 9;
+    pub const TRACE_END: u32 = 1 << 10;
+    pub const BLK_ITEMS: u32 = 1 << 11;
+    pub const PSB_EVT: u32 = 1 << 12;
+}
+
+/// `intel_pt_state.flags` bits.
+pub(crate) mod flag {
+    pub const IN_TX: u32 = 1 << 0;
+    pub const ABORT_TX: u32 = 1 << 1;
+    pub const ASYNC: u32 = 1 << 2;
+    pub const FUP_IP: u32 = 1 << 3;
+}
+
+/// perf's INTEL_PT_ERR_* codes, as its error events carry them.
+pub(crate) mod code {
+    pub const INTERN: u32 = 2;
+    pub const BADPKT: u32 = 3;
+    pub const NODATA: u32 = 4;
+    pub const NOINSN: u32 = 5;
+    pub const MISMAT: u32 = 6;
+    pub const OVR: u32 = 7;
+}
+
+/// Why the code at an ip could not be walked (perf's walk callback).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WalkError {
+    /// No map, or no way to read it (perf's -EINVAL): an error event.
+    Invalid,
+    /// The binary was already found unreadable (perf's -ENOENT): the
+    /// decoder resynchronises without an error event.
+    Unreadable,
+}
+
+/// What the decoder asks of the traced program.
+pub(crate) trait Code {
+    /// Walking from `ip`, in guest context when `nr`.
+    fn walk_failure(&mut self, ip: u64, nr: bool) -> WalkError;
+}
+
+/// One buffer of trace data, in queue order.
+pub(crate) struct Buffer<'a> {
+    pub data: &'a [u8],
+    pub reference: u64,
+    /// perf's buffer number plus one, given to the first buffer.
+    pub trace_nr: u64,
+    /// Whether it continues the previous buffer.
+    pub consecutive: bool,
+}
+
+/// What [`Decoder::decode`] reports.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct State {
+    pub kind: u32,
+    pub flags: u32,
+    pub from_ip: u64,
+    pub to_ip: u64,
+    pub timestamp: u64,
+    pub est_timestamp: u64,
+    pub trace_nr: u64,
+    pub psb_offset: u64,
+    pub cbr: u32,
+    pub cbr_payload: u64,
+    /// An INTEL_PT_ERR code, 0 for none.
+    pub err: u32,
+    pub from_nr: bool,
+    pub to_nr: bool,
+}
+
+/// The decoder's parameters, from the AUXTRACE_INFO record and the
+/// intel_pt event's config.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Params {
+    pub branch_enable: bool,
+    pub mtc_shift: u32,
+    pub tsc_ctc_ratio_n: u32,
+    pub tsc_ctc_ratio_d: u32,
+    pub max_non_turbo_ratio: u32,
+}
+
+/// perf's internal error numbers, which steer the state machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fail {
+    /// -ENOLINK: new data, or a silent resync: decode again.
+    NoLink,
+    /// -EAGAIN.
+    Again,
+    NoData,
+    BadPacket,
+    NoInsn,
+    Mismatch,
+    Overflow,
+    Internal,
+}
+
+impl Fail {
+    fn code(self) -> u32 {
+        match self {
+            Fail::NoData => code::NODATA,
+            Fail::BadPacket => code::BADPKT,
+            Fail::NoInsn => code::NOINSN,
+            Fail::Mismatch => code::MISMAT,
+            Fail::Overflow => code::OVR,
+            Fail::Internal | Fail::NoLink | Fail::Again => code::INTERN,
+        }
+    }
+}
+
+type Step = Result<(), Fail>;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PktState {
+    NoPsb,
+    NoIp,
+    ErrResync,
+    InSync,
+    Tnt,
+    Tip,
+    TipPgd,
+    Fup,
+    FupNoTip,
+    FupInPsb,
+}
+
+impl PktState {
+    /// perf's intel_pt_sample_time.
+    fn sample_time(self) -> bool {
+        !matches!(
+            self,
+            PktState::Tnt
+                | PktState::Tip
+                | PktState::TipPgd
+                | PktState::Fup
+                | PktState::FupNoTip
+                | PktState::FupInPsb
+        )
+    }
+}
+
+const TSC_SLIP: u64 = 0x10000;
+
+pub(crate) struct Decoder<'a, C: Code> {
+    code: C,
+    buffers: std::vec::IntoIter<Buffer<'a>>,
+    params: Params,
+    tsc_ctc_mult: u32,
+    ctc_rem_mask: u32,
+    max_non_turbo_ratio_fp: f64,
+
+    data: &'a [u8],
+    /// Start of the current packet in `data`.
+    at: usize,
+    pos: u64,
+    pkt_step: usize,
+    packet: Packet,
+    ctx: Context,
+    last_packet_type: Kind,
+
+    pkt_state: PktState,
+    state: State,
+    pge: bool,
+    have_tma: bool,
+    have_cyc: bool,
+    fixup_last_mtc: bool,
+    have_last_ip: bool,
+    in_psb: bool,
+    last_ip: u64,
+    ip: u64,
+    psb_ip: u64,
+    pip_payload: u64,
+    nr: bool,
+    next_nr: bool,
+    timestamp: u64,
+    tsc_timestamp: u64,
+    ref_timestamp: u64,
+    sample_timestamp: u64,
+    ctc_timestamp: u64,
+    ctc_delta: u64,
+    cycle_cnt: u64,
+    cyc_ref_timestamp: u64,
+    last_mtc: u32,
+    cbr: u32,
+    cbr_seen: u32,
+    cbr_payload: u64,
+    cbr_cyc_to_tsc: f64,
+    tx_flags: u32,
+    fup_tx_flags: u32,
+    set_fup_tx_flags: bool,
+    set_fup_ptw: bool,
+    set_fup_mwait: bool,
+    set_fup_pwre: bool,
+    set_fup_exstop: bool,
+    set_fup_bep: bool,
+    tnt: Packet,
+    overflow: bool,
+}
+
+impl<'a, C: Code> Decoder<'a, C> {
+    pub fn new(params: Params, buffers: Vec<Buffer<'a>>, code: C) -> Self {
+        let mut params = params;
+        if params.tsc_ctc_ratio_n == 0 {
+            params.tsc_ctc_ratio_d = 0;
+        }
+        let tsc_ctc_mult = match params.tsc_ctc_ratio_d {
+            0 => 0,
+            d if params.tsc_ctc_ratio_n.is_multiple_of(d) => params.tsc_ctc_ratio_n / d,
+            _ => 0,
+        };
+        Decoder {
+            code,
+            buffers: buffers.into_iter(),
+            tsc_ctc_mult,
+            ctc_rem_mask: (1u32 << params.mtc_shift.min(31)) - 1,
+            max_non_turbo_ratio_fp: f64::from(params.max_non_turbo_ratio),
+            params,
+            data: &[],
+            at: 0,
+            pos: 0,
+            pkt_step: 0,
+            packet: Packet::default(),
+            ctx: Context::None,
+            last_packet_type: Kind::Bad,
+            pkt_state: PktState::NoPsb,
+            state: State::default(),
+            pge: false,
+            have_tma: false,
+            have_cyc: false,
+            fixup_last_mtc: false,
+            have_last_ip: false,
+            in_psb: false,
+            last_ip: 0,
+            ip: 0,
+            psb_ip: 0,
+            pip_payload: 0,
+            nr: false,
+            next_nr: false,
+            timestamp: 0,
+            tsc_timestamp: 0,
+            ref_timestamp: 0,
+            sample_timestamp: 0,
+            ctc_timestamp: 0,
+            ctc_delta: 0,
+            cycle_cnt: 0,
+            cyc_ref_timestamp: 0,
+            last_mtc: 0,
+            cbr: 0,
+            cbr_seen: 0,
+            cbr_payload: 0,
+            cbr_cyc_to_tsc: 0.0,
+            tx_flags: 0,
+            fup_tx_flags: 0,
+            set_fup_tx_flags: false,
+            set_fup_ptw: false,
+            set_fup_mwait: false,
+            set_fup_pwre: false,
+            set_fup_exstop: false,
+            set_fup_bep: false,
+            tnt: Packet::default(),
+            overflow: false,
+        }
+    }
+
+    pub fn code(&mut self) -> &mut C {
+        &mut self.code
+    }
+
+    // ---- buffers and packets ----
+
+    fn remaining(&self) -> usize {
+        self.data.len() - self.at
+    }
+
+    fn get_data(&mut self) -> Step {
+        self.pkt_step = 0;
+        let Some(b) = self.buffers.next() else {
+            self.data = &[];
+            self.at = 0;
+            return Err(Fail::NoData);
+        };
+        self.data = b.data;
+        self.at = 0;
+        if b.data.is_empty() {
+            return Err(Fail::NoData);
+        }
+        if !b.consecutive {
+            self.ip = 0;
+            self.pkt_state = PktState::NoPsb;
+            self.timestamp = 0;
+            self.have_tma = false;
+            self.ref_timestamp = b.reference;
+            self.state.trace_nr = b.trace_nr;
+            return Err(Fail::NoLink);
+        }
+        Ok(())
+    }
+
+    fn bad_packet(&mut self) -> Fail {
+        self.tx_flags = 0;
+        self.have_tma = false;
+        self.pkt_step = 1;
+        if self.pkt_state != PktState::NoPsb {
+            // perf's INTEL_PT_STATE_ERR1: the state stays.
+        }
+        Fail::BadPacket
+    }
+
+    fn next_packet(&mut self) -> Step {
+        self.last_packet_type = self.packet.kind;
+        loop {
+            self.pos += self.pkt_step as u64;
+            self.at += self.pkt_step;
+            if self.remaining() == 0 {
+                self.get_data()?;
+            }
+            match packet::next(&self.data[self.at..], &mut self.ctx) {
+                Ok((p, n)) => {
+                    self.packet = p;
+                    self.pkt_step = n;
+                }
+                Err(_) => {
+                    self.packet = Packet::default();
+                    return Err(self.bad_packet());
+                }
+            }
+            if self.packet.kind != Kind::Pad {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Calls `cb` with the packets after the current one in this buffer
+    /// (PADs skipped) until it returns true or the buffer ends.
+    fn lookahead(&self, mut cb: impl FnMut(&Packet) -> bool) {
+        let mut at = self.at + self.pkt_step;
+        let mut ctx = self.ctx;
+        while at < self.data.len() {
+            let Ok((p, n)) = packet::next(&self.data[at..], &mut ctx) else {
+                return;
+            };
+            at += n;
+            if p.kind == Kind::Pad {
+                continue;
+            }
+            if cb(&p) {
+                return;
+            }
+        }
+    }
+
+    fn scan_for_psb(&mut self) -> Step {
+        loop {
+            if self.remaining() == 0 {
+                self.get_data()?;
+            }
+            let rest = &self.data[self.at..];
+            match rest.windows(PSB.len()).position(|w| w == PSB) {
+                Some(i) => {
+                    self.pkt_step = i;
+                    return self.next_packet();
+                }
+                None => {
+                    self.pos += rest.len() as u64;
+                    self.at = self.data.len();
+                    self.pkt_step = 0;
+                }
+            }
+        }
+    }
+
+    // ---- ips ----
+
+    fn calc_ip(&self) -> u64 {
+        let p = &self.packet;
+        let last = self.last_ip;
+        match p.count {
+            1 => (last & 0xffff_ffff_ffff_0000) | p.payload,
+            2 => (last & 0xffff_ffff_0000_0000) | p.payload,
+            3 => {
+                if p.payload & 0x8000_0000_0000 != 0 {
+                    p.payload | 0xffff_0000_0000_0000
+                } else {
+                    p.payload
+                }
+            }
+            4 => (last & 0xffff_0000_0000_0000) | p.payload,
+            6 => p.payload,
+            _ => 0,
+        }
+    }
+
+    fn set_last_ip(&mut self) {
+        self.last_ip = self.calc_ip();
+        self.have_last_ip = true;
+    }
+
+    fn set_ip(&mut self) {
+        self.set_last_ip();
+        self.ip = self.last_ip;
+    }
+
+    fn have_ip(&self) -> bool {
+        self.packet.count != 0
+            && (self.have_last_ip || self.packet.count == 3 || self.packet.count == 6)
+    }
+
+    fn update_pip(&mut self) {
+        self.pip_payload = self.packet.payload;
+    }
+
+    fn update_nr(&mut self) {
+        self.next_nr = self.pip_payload & 1 != 0;
+    }
+
+    fn set_nr(&mut self) {
+        self.nr = self.pip_payload & 1 != 0;
+        self.next_nr = self.nr;
+    }
+
+    fn set_pip(&mut self) {
+        self.update_pip();
+        self.set_nr();
+    }
+
+    // ---- timing ----
+
+    fn ctc_to_tsc(&self, ctc: u64) -> u64 {
+        if self.tsc_ctc_mult != 0 {
+            ctc.wrapping_mul(u64::from(self.tsc_ctc_mult))
+        } else {
+            // perf's multdiv.
+            let d = u64::from(self.params.tsc_ctc_ratio_d);
+            let n = u64::from(self.params.tsc_ctc_ratio_n);
+            match (ctc.checked_div(d), ctc.checked_rem(d)) {
+                (Some(q), Some(r)) => q.wrapping_mul(n) + (r * n) / d,
+                _ => 0,
+            }
+        }
+    }
+
+    fn calc_tsc_timestamp(&mut self) {
+        self.have_tma = false;
+        if self.ref_timestamp != 0 {
+            let t = eight_byte_tsc(self.packet.payload, self.ref_timestamp);
+            self.tsc_timestamp = t;
+            self.timestamp = t;
+            self.ref_timestamp = 0;
+        } else if self.timestamp != 0 {
+            let mut t = self.packet.payload | (self.timestamp & (0xff << 56));
+            self.tsc_timestamp = t;
+            if t < self.timestamp && self.timestamp - t < TSC_SLIP {
+                t = self.timestamp;
+            }
+            if t < self.timestamp {
+                t = t.wrapping_add(1 << 56);
+                self.tsc_timestamp = t;
+            }
+            self.timestamp = t;
+        }
+        if self.last_packet_type == Kind::Cyc {
+            self.cyc_ref_timestamp = self.timestamp;
+            self.cycle_cnt = 0;
+        }
+    }
+
+    fn calc_tma(&mut self) {
+        if self.params.tsc_ctc_ratio_d == 0 {
+            return;
+        }
+        let ctc = self.packet.payload as u32;
+        let fc = u64::from(self.packet.count);
+        let ctc_rem = ctc & self.ctc_rem_mask;
+        self.last_mtc = (ctc >> self.params.mtc_shift) & 0xff;
+        self.ctc_timestamp = self
+            .tsc_timestamp
+            .wrapping_sub(fc)
+            .wrapping_sub(self.ctc_to_tsc(u64::from(ctc_rem)));
+        self.ctc_delta = 0;
+        self.have_tma = true;
+        self.fixup_last_mtc = true;
+    }
+
+    fn calc_mtc_timestamp(&mut self) {
+        if !self.have_tma {
+            return;
+        }
+        let mtc = self.packet.payload as u32;
+        if self.params.mtc_shift > 8 && self.fixup_last_mtc {
+            self.fixup_last_mtc = false;
+            let first_missing_bit = 1u32 << (16 - self.params.mtc_shift);
+            let mask = !(first_missing_bit - 1);
+            self.last_mtc |= mtc & mask;
+            if self.last_mtc >= mtc {
+                self.last_mtc = self.last_mtc.wrapping_sub(first_missing_bit) & 0xff;
+            }
+        }
+        let delta = if mtc > self.last_mtc {
+            mtc - self.last_mtc
+        } else {
+            mtc + 256 - self.last_mtc
+        };
+        self.ctc_delta += u64::from(delta) << self.params.mtc_shift;
+        let t = self
+            .ctc_timestamp
+            .wrapping_add(self.ctc_to_tsc(self.ctc_delta));
+        if t >= self.timestamp {
+            self.timestamp = t;
+        }
+        self.last_mtc = mtc;
+        if self.last_packet_type == Kind::Cyc {
+            self.cyc_ref_timestamp = self.timestamp;
+            self.cycle_cnt = 0;
+        }
+    }
+
+    fn calc_cbr(&mut self) {
+        let cbr = (self.packet.payload & 0xff) as u32;
+        self.cbr_payload = self.packet.payload;
+        if self.cbr == cbr {
+            return;
+        }
+        self.cbr = cbr;
+        self.cbr_cyc_to_tsc = self.max_non_turbo_ratio_fp / f64::from(cbr);
+    }
+
+    fn calc_cyc_timestamp(&mut self) {
+        self.have_cyc = true;
+        self.cycle_cnt += self.packet.payload;
+        if self.cyc_ref_timestamp == 0 || self.cbr == 0 {
+            return;
+        }
+        // perf prefers a ratio measured between MTCs; prec uses the CBR's.
+        let t = self.cyc_ref_timestamp + (self.cycle_cnt as f64 * self.cbr_cyc_to_tsc) as u64;
+        if t >= self.timestamp {
+            self.timestamp = t;
+        }
+    }
+
+    fn update_sample_time(&mut self) {
+        self.sample_timestamp = self.timestamp;
+    }
+
+    fn overflow_error(&mut self) -> Fail {
+        self.tx_flags = 0;
+        self.pkt_state = PktState::ErrResync;
+        self.overflow = true;
+        Fail::Overflow
+    }
+
+    // ---- walking ----
+
+    /// perf's intel_pt_walk_insn with a walk that reads no code: it only
+    /// succeeds where it starts at `to_ip` already.
+    fn walk_insn(&mut self, to_ip: u64) -> Step {
+        if to_ip != 0 && self.ip == to_ip {
+            return Err(Fail::Again);
+        }
+        let failure = self.code.walk_failure(self.ip, self.state.to_nr);
+        self.pkt_state = PktState::NoIp;
+        match failure {
+            WalkError::Unreadable => Err(Fail::NoLink),
+            WalkError::Invalid => Err(Fail::NoInsn),
+        }
+    }
+
+    fn fup_event(&mut self) -> bool {
+        let mut ret = false;
+        if self.set_fup_tx_flags {
+            self.set_fup_tx_flags = false;
+            self.tx_flags = self.fup_tx_flags;
+            self.state.kind = kind::TRANSACTION;
+            self.state.from_ip = self.ip;
+            self.state.to_ip = 0;
+            self.state.flags = self.fup_tx_flags;
+            return true;
+        }
+        if self.set_fup_ptw {
+            self.set_fup_ptw = false;
+            self.state.kind = kind::PTW;
+            self.state.flags |= flag::FUP_IP;
+            self.state.from_ip = self.ip;
+            self.state.to_ip = 0;
+            return true;
+        }
+        if self.set_fup_mwait {
+            self.set_fup_mwait = false;
+            self.state.kind = kind::MWAIT_OP;
+            self.state.from_ip = self.ip;
+            self.state.to_ip = 0;
+            ret = true;
+        }
+        if self.set_fup_pwre {
+            self.set_fup_pwre = false;
+            self.state.kind |= kind::PWR_ENTRY;
+            self.state.kind &= !kind::BRANCH;
+            self.state.from_ip = self.ip;
+            self.state.to_ip = 0;
+            ret = true;
+        }
+        if self.set_fup_exstop {
+            self.set_fup_exstop = false;
+            self.state.kind |= kind::EX_STOP;
+            self.state.kind &= !kind::BRANCH;
+            self.state.flags |= flag::FUP_IP;
+            self.state.from_ip = self.ip;
+            self.state.to_ip = 0;
+            ret = true;
+        }
+        if self.set_fup_bep {
+            self.set_fup_bep = false;
+            self.state.kind |= kind::BLK_ITEMS;
+            self.state.kind &= !kind::BRANCH;
+            self.state.from_ip = self.ip;
+            self.state.to_ip = 0;
+            ret = true;
+        }
+        ret
+    }
+
+    fn walk_fup(&mut self) -> Step {
+        let to = self.last_ip;
+        match self.walk_insn(to) {
+            Err(Fail::Again) => {
+                self.pkt_state = PktState::InSync;
+                if self.fup_event() {
+                    return Ok(());
+                }
+                Err(Fail::Again)
+            }
+            Err(e) => {
+                self.set_fup_tx_flags = false;
+                Err(e)
+            }
+            Ok(()) => Err(Fail::Internal),
+        }
+    }
+
+    fn walk_tip(&mut self) -> Step {
+        match self.walk_insn(0) {
+            Err(e) => Err(e),
+            Ok(()) => Err(Fail::Internal),
+        }
+    }
+
+    fn walk_tnt(&mut self) -> Step {
+        self.walk_insn(0)
+    }
+
+    fn mode_tsx(&mut self, no_tip: &mut bool) -> Step {
+        let fup_tx_flags = (self.packet.payload as u32) & (flag::IN_TX | flag::ABORT_TX);
+        self.next_packet()?;
+        if self.packet.kind == Kind::Fup {
+            self.fup_tx_flags = fup_tx_flags;
+            self.set_fup_tx_flags = true;
+            if fup_tx_flags & flag::ABORT_TX == 0 {
+                *no_tip = true;
+            }
+        } else {
+            self.tx_flags = (self.packet.payload as u32) & flag::IN_TX;
+        }
+        Ok(())
+    }
+
+    fn walk_fup_tip(&mut self) -> Step {
+        if self.tx_flags & flag::ABORT_TX != 0 {
+            self.tx_flags = 0;
+            self.state.flags &= !flag::IN_TX;
+            self.state.flags |= flag::ABORT_TX;
+        } else {
+            self.state.flags |= flag::ASYNC;
+        }
+        loop {
+            self.next_packet()?;
+            match self.packet.kind {
+                Kind::Tnt
+                | Kind::Fup
+                | Kind::TraceStop
+                | Kind::Psb
+                | Kind::Tsc
+                | Kind::Tma
+                | Kind::ModeTsx
+                | Kind::Bad
+                | Kind::Psbend
+                | Kind::Ptwrite
+                | Kind::PtwriteIp
+                | Kind::Exstop
+                | Kind::ExstopIp
+                | Kind::Mwait
+                | Kind::Pwre
+                | Kind::Pwrx
+                | Kind::Bbp
+                | Kind::Bip
+                | Kind::Bep
+                | Kind::BepIp
+                | Kind::Cfe
+                | Kind::CfeIp
+                | Kind::Evd => {
+                    self.pkt_state = PktState::ErrResync;
+                    self.pkt_step = 0;
+                    return Err(Fail::Mismatch);
+                }
+                Kind::Cbr => self.calc_cbr(),
+                Kind::Ovf => return Err(self.overflow_error()),
+                Kind::TipPgd => {
+                    self.state.from_ip = self.ip;
+                    if self.packet.count == 0 {
+                        self.state.to_ip = 0;
+                    } else {
+                        self.set_ip();
+                        self.state.to_ip = self.ip;
+                    }
+                    self.pge = false;
+                    self.state.kind |= kind::TRACE_END;
+                    self.update_nr();
+                    return Ok(());
+                }
+                Kind::TipPge => {
+                    self.pge = true;
+                    self.state.from_ip = 0;
+                    if self.packet.count == 0 {
+                        self.state.to_ip = 0;
+                    } else {
+                        self.set_ip();
+                        self.state.to_ip = self.ip;
+                    }
+                    self.state.kind |= kind::TRACE_BEGIN;
+                    self.set_nr();
+                    return Ok(());
+                }
+                Kind::Tip => {
+                    self.state.from_ip = self.ip;
+                    if self.packet.count == 0 {
+                        self.state.to_ip = 0;
+                    } else {
+                        self.set_ip();
+                        self.state.to_ip = self.ip;
+                    }
+                    self.update_nr();
+                    return Ok(());
+                }
+                Kind::Pip => self.update_pip(),
+                Kind::Mtc => self.calc_mtc_timestamp(),
+                Kind::Cyc => self.calc_cyc_timestamp(),
+                Kind::ModeExec | Kind::Vmcs | Kind::Mnt | Kind::Pad => {}
+            }
+        }
+    }
+
+    // ---- PSB+ ----
+
+    /// Walks PSB+ when in sync.
+    fn walk_psbend(&mut self) -> Step {
+        self.in_psb = true;
+        let r = self.walk_psbend_packets();
+        self.in_psb = false;
+        r
+    }
+
+    fn walk_psbend_packets(&mut self) -> Step {
+        loop {
+            self.next_packet()?;
+            match self.packet.kind {
+                Kind::Psbend => return Ok(()),
+                Kind::TipPgd
+                | Kind::TipPge
+                | Kind::Tip
+                | Kind::Tnt
+                | Kind::TraceStop
+                | Kind::Bad
+                | Kind::Psb
+                | Kind::Ptwrite
+                | Kind::PtwriteIp
+                | Kind::Exstop
+                | Kind::ExstopIp
+                | Kind::Mwait
+                | Kind::Pwre
+                | Kind::Pwrx
+                | Kind::Bbp
+                | Kind::Bip
+                | Kind::Bep
+                | Kind::BepIp => {
+                    self.have_tma = false;
+                    return Err(Fail::Again);
+                }
+                Kind::Ovf => return Err(self.overflow_error()),
+                Kind::Tsc => self.calc_tsc_timestamp(),
+                Kind::Tma => self.calc_tma(),
+                Kind::Cbr => self.calc_cbr(),
+                Kind::Pip => self.set_pip(),
+                Kind::Fup => {
+                    self.pge = true;
+                    if self.packet.count != 0 {
+                        self.set_last_ip();
+                        self.psb_ip = self.last_ip;
+                    }
+                }
+                Kind::ModeTsx => self.tx_flags = (self.packet.payload as u32) & flag::IN_TX,
+                Kind::Mtc => self.calc_mtc_timestamp(),
+                Kind::Cyc => self.calc_cyc_timestamp(),
+                Kind::ModeExec | Kind::Vmcs | Kind::Mnt | Kind::Pad => {}
+                Kind::Cfe | Kind::CfeIp | Kind::Evd => {}
+            }
+        }
+    }
+
+    fn psb(&mut self) -> Step {
+        self.last_ip = 0;
+        self.psb_ip = 0;
+        self.have_last_ip = true;
+        self.walk_psbend()?;
+        self.state.kind = kind::PSB_EVT;
+        self.state.from_ip = self.psb_ip;
+        self.state.to_ip = 0;
+        Ok(())
+    }
+
+    fn fup_in_psb(&mut self) -> Step {
+        if self.ip != self.last_ip {
+            match self.walk_fup() {
+                Err(Fail::Again) => {}
+                other => return other,
+            }
+        }
+        self.pkt_state = PktState::InSync;
+        if self.psb().is_err() {
+            self.pkt_state = PktState::ErrResync;
+            return Err(Fail::Mismatch);
+        }
+        Ok(())
+    }
+
+    /// perf's intel_pt_psb_with_fup: a FUP in PSB+ (not followed by
+    /// TIP.PGE) is a branch to decode before the PSB event.
+    fn psb_with_fup(&mut self) -> Option<Step> {
+        if !self.params.branch_enable || !self.pge {
+            return None;
+        }
+        let mut fup: Option<Packet> = None;
+        let mut after_psbend = 0u32;
+        self.lookahead(|p| match p.kind {
+            Kind::Pad
+            | Kind::Mnt
+            | Kind::Tsc
+            | Kind::Tma
+            | Kind::ModeExec
+            | Kind::ModeTsx
+            | Kind::Mtc
+            | Kind::Cyc
+            | Kind::Vmcs
+            | Kind::Cbr
+            | Kind::Pip => {
+                if after_psbend != 0 {
+                    after_psbend -= 1;
+                    after_psbend == 0
+                } else {
+                    false
+                }
+            }
+            Kind::Fup => {
+                if after_psbend != 0 || fup.is_some() || p.count == 0 {
+                    return true;
+                }
+                fup = Some(*p);
+                false
+            }
+            Kind::Psbend => {
+                if fup.is_none() {
+                    return true;
+                }
+                after_psbend = 6;
+                false
+            }
+            Kind::TipPge => {
+                if after_psbend != 0 {
+                    fup = None;
+                }
+                true
+            }
+            Kind::Ptwrite
+            | Kind::PtwriteIp
+            | Kind::Exstop
+            | Kind::ExstopIp
+            | Kind::Mwait
+            | Kind::Pwre
+            | Kind::Pwrx
+            | Kind::Bbp
+            | Kind::Bip
+            | Kind::Bep
+            | Kind::BepIp
+                if after_psbend != 0 =>
+            {
+                after_psbend -= 1;
+                after_psbend == 0
+            }
+            _ => true,
+        });
+        let fup = fup?;
+        self.packet = fup;
+        self.set_last_ip();
+        self.pkt_state = PktState::FupInPsb;
+        Some(self.fup_in_psb())
+    }
+
+    // ---- the main walk ----
+
+    fn walk_trace(&mut self) -> Step {
+        let mut no_tip = false;
+        loop {
+            self.next_packet()?;
+            loop {
+                // `continue` here re-dispatches the current packet (perf's
+                // `goto next`), `break` reads the next one.
+                match self.packet.kind {
+                    Kind::Tnt => {
+                        if self.packet.count == 0 {
+                            break;
+                        }
+                        self.tnt = self.packet;
+                        self.pkt_state = PktState::Tnt;
+                        return self.walk_tnt();
+                    }
+                    Kind::TipPgd => {
+                        if self.packet.count != 0 {
+                            self.set_last_ip();
+                        }
+                        self.pkt_state = PktState::TipPgd;
+                        return self.walk_tip();
+                    }
+                    Kind::TipPge => {
+                        self.pge = true;
+                        self.set_nr();
+                        if self.packet.count == 0 {
+                            break;
+                        }
+                        self.set_ip();
+                        self.state.from_ip = 0;
+                        self.state.to_ip = self.ip;
+                        self.state.kind |= kind::TRACE_BEGIN;
+                        return Ok(());
+                    }
+                    Kind::Ovf => return Err(self.overflow_error()),
+                    Kind::Tip => {
+                        if self.packet.count != 0 {
+                            self.set_last_ip();
+                        }
+                        self.pkt_state = PktState::Tip;
+                        return self.walk_tip();
+                    }
+                    Kind::Fup => {
+                        if self.packet.count == 0 {
+                            no_tip = false;
+                            break;
+                        }
+                        self.set_last_ip();
+                        if !self.params.branch_enable {
+                            self.ip = self.last_ip;
+                            if self.fup_event() {
+                                return Ok(());
+                            }
+                            no_tip = false;
+                            break;
+                        }
+                        if self.set_fup_mwait {
+                            no_tip = true;
+                        }
+                        self.pkt_state = if no_tip {
+                            PktState::FupNoTip
+                        } else {
+                            PktState::Fup
+                        };
+                        match self.walk_fup() {
+                            Err(Fail::Again) => {}
+                            other => return other,
+                        }
+                        if no_tip {
+                            no_tip = false;
+                            break;
+                        }
+                        return self.walk_fup_tip();
+                    }
+                    Kind::TraceStop => {
+                        self.pge = false;
+                        self.tx_flags = 0;
+                        self.have_tma = false;
+                        break;
+                    }
+                    Kind::Psb => {
+                        self.state.psb_offset = self.pos;
+                        self.psb_ip = 0;
+                        if let Some(r) = self.psb_with_fup() {
+                            return r;
+                        }
+                        match self.psb() {
+                            Err(Fail::Again) => continue,
+                            other => return other,
+                        }
+                    }
+                    Kind::Pip => {
+                        self.update_pip();
+                        break;
+                    }
+                    Kind::Mtc => {
+                        self.calc_mtc_timestamp();
+                        break;
+                    }
+                    Kind::Tsc => {
+                        self.calc_tsc_timestamp();
+                        break;
+                    }
+                    Kind::Tma => {
+                        self.calc_tma();
+                        break;
+                    }
+                    Kind::Cyc => {
+                        self.calc_cyc_timestamp();
+                        break;
+                    }
+                    Kind::Cbr => {
+                        self.calc_cbr();
+                        if self.cbr != self.cbr_seen {
+                            self.state.kind = 0;
+                            return Ok(());
+                        }
+                        break;
+                    }
+                    Kind::ModeExec => break,
+                    Kind::ModeTsx => {
+                        if !self.pge || self.in_psb {
+                            self.tx_flags = (self.packet.payload as u32) & flag::IN_TX;
+                            break;
+                        }
+                        self.mode_tsx(&mut no_tip)?;
+                        continue;
+                    }
+                    Kind::Bad => {
+                        self.pkt_state = PktState::NoPsb;
+                        return Err(Fail::Internal);
+                    }
+                    Kind::Psbend | Kind::Vmcs | Kind::Mnt | Kind::Pad => break,
+                    Kind::PtwriteIp => {
+                        self.next_packet()?;
+                        if self.packet.kind == Kind::Fup {
+                            self.set_fup_ptw = true;
+                            no_tip = true;
+                        }
+                        continue;
+                    }
+                    Kind::Ptwrite => {
+                        self.state.kind = kind::PTW;
+                        self.state.from_ip = self.ip;
+                        self.state.to_ip = 0;
+                        return Ok(());
+                    }
+                    Kind::Mwait => {
+                        self.set_fup_mwait = true;
+                        break;
+                    }
+                    Kind::Pwre => {
+                        if self.set_fup_mwait {
+                            self.set_fup_pwre = true;
+                            break;
+                        }
+                        self.state.kind = kind::PWR_ENTRY;
+                        self.state.from_ip = self.ip;
+                        self.state.to_ip = 0;
+                        return Ok(());
+                    }
+                    Kind::ExstopIp => {
+                        self.next_packet()?;
+                        if self.packet.kind == Kind::Fup {
+                            self.set_fup_exstop = true;
+                            no_tip = true;
+                        }
+                        continue;
+                    }
+                    Kind::Exstop => {
+                        self.state.kind = kind::EX_STOP;
+                        self.state.from_ip = self.ip;
+                        self.state.to_ip = 0;
+                        return Ok(());
+                    }
+                    Kind::Pwrx => {
+                        self.state.kind = kind::PWR_EXIT;
+                        self.state.from_ip = self.ip;
+                        self.state.to_ip = 0;
+                        return Ok(());
+                    }
+                    Kind::Bbp | Kind::Bip => break,
+                    Kind::Bep => {
+                        self.state.kind = kind::BLK_ITEMS;
+                        self.state.from_ip = self.ip;
+                        self.state.to_ip = 0;
+                        return Ok(());
+                    }
+                    Kind::BepIp => {
+                        self.next_packet()?;
+                        if self.packet.kind == Kind::Fup {
+                            self.set_fup_bep = true;
+                            no_tip = true;
+                        }
+                        continue;
+                    }
+                    Kind::Cfe | Kind::CfeIp | Kind::Evd => break,
+                }
+            }
+        }
+    }
+
+    /// Walks PSB+ to get in sync.
+    fn walk_psb(&mut self) -> Step {
+        self.in_psb = true;
+        let r = self.walk_psb_packets();
+        self.in_psb = false;
+        r
+    }
+
+    fn walk_psb_packets(&mut self) -> Step {
+        loop {
+            self.next_packet()?;
+            match self.packet.kind {
+                Kind::TipPgd
+                | Kind::TipPge
+                | Kind::Tip
+                | Kind::Ptwrite
+                | Kind::PtwriteIp
+                | Kind::Exstop
+                | Kind::ExstopIp
+                | Kind::Mwait
+                | Kind::Pwre
+                | Kind::Pwrx
+                | Kind::Bbp
+                | Kind::Bip
+                | Kind::Bep
+                | Kind::BepIp => return Err(Fail::Mismatch),
+                Kind::Fup => {
+                    self.pge = true;
+                    if self.have_ip() {
+                        self.set_ip();
+                        self.psb_ip = self.ip;
+                    }
+                }
+                Kind::Mtc => self.calc_mtc_timestamp(),
+                Kind::Tsc => self.calc_tsc_timestamp(),
+                Kind::Tma => self.calc_tma(),
+                Kind::Cyc => self.calc_cyc_timestamp(),
+                Kind::Cbr => self.calc_cbr(),
+                Kind::Pip => self.set_pip(),
+                Kind::ModeTsx => self.tx_flags = (self.packet.payload as u32) & flag::IN_TX,
+                Kind::TraceStop | Kind::Tnt => {
+                    if self.packet.kind == Kind::TraceStop {
+                        self.pge = false;
+                        self.tx_flags = 0;
+                    }
+                    self.have_tma = false;
+                    self.pkt_state = if self.ip != 0 {
+                        PktState::InSync
+                    } else {
+                        PktState::ErrResync
+                    };
+                    return Err(Fail::Mismatch);
+                }
+                Kind::Bad => {
+                    self.pkt_state = PktState::NoPsb;
+                    return Err(Fail::Internal);
+                }
+                Kind::Ovf => return Err(self.overflow_error()),
+                Kind::Psbend => return Ok(()),
+                _ => {}
+            }
+        }
+    }
+
+    fn walk_to_ip(&mut self) -> Step {
+        loop {
+            self.next_packet()?;
+            match self.packet.kind {
+                Kind::TipPgd => {
+                    self.pge = false;
+                    if self.have_ip() {
+                        self.set_ip();
+                    }
+                    if self.ip != 0 {
+                        self.state.kind |= kind::TRACE_END;
+                        return Ok(());
+                    }
+                }
+                Kind::TipPge => {
+                    self.pge = true;
+                    if self.have_ip() {
+                        self.set_ip();
+                    }
+                    if self.ip != 0 {
+                        self.state.kind |= kind::TRACE_BEGIN;
+                        return Ok(());
+                    }
+                }
+                Kind::Tip => {
+                    self.pge = true;
+                    if self.have_ip() {
+                        self.set_ip();
+                    }
+                    if self.ip != 0 {
+                        return Ok(());
+                    }
+                }
+                Kind::Fup => {
+                    if self.have_ip() {
+                        self.set_ip();
+                    }
+                    if self.ip != 0 {
+                        return Ok(());
+                    }
+                }
+                Kind::Mtc => self.calc_mtc_timestamp(),
+                Kind::Tsc => self.calc_tsc_timestamp(),
+                Kind::Tma => self.calc_tma(),
+                Kind::Cyc => self.calc_cyc_timestamp(),
+                Kind::Cbr => self.calc_cbr(),
+                Kind::Pip => self.set_pip(),
+                Kind::ModeTsx => self.tx_flags = (self.packet.payload as u32) & flag::IN_TX,
+                Kind::Ovf => return Err(self.overflow_error()),
+                Kind::Bad => {
+                    self.pkt_state = PktState::NoPsb;
+                    return Err(Fail::Internal);
+                }
+                Kind::TraceStop => {
+                    self.pge = false;
+                    self.tx_flags = 0;
+                    self.have_tma = false;
+                }
+                Kind::Psb => {
+                    self.state.psb_offset = self.pos;
+                    self.psb_ip = 0;
+                    self.last_ip = 0;
+                    self.have_last_ip = true;
+                    self.walk_psb()?;
+                    self.state.kind = kind::PSB_EVT;
+                    self.state.from_ip = self.psb_ip;
+                    self.state.to_ip = 0;
+                    return Ok(());
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn clear_fup_events(&mut self) {
+        self.set_fup_tx_flags = false;
+        self.set_fup_ptw = false;
+        self.set_fup_mwait = false;
+        self.set_fup_pwre = false;
+        self.set_fup_exstop = false;
+        self.set_fup_bep = false;
+    }
+
+    fn sync_ip(&mut self) -> Step {
+        self.clear_fup_events();
+        if !self.params.branch_enable {
+            self.pkt_state = PktState::InSync;
+            self.overflow = false;
+            self.state.kind = 0;
+            return Ok(());
+        }
+        self.walk_to_ip()?;
+        if self.state.kind & kind::PSB_EVT != 0 && self.ip == 0 {
+            return Ok(());
+        }
+        self.pkt_state = PktState::InSync;
+        self.overflow = false;
+        self.state.from_ip = 0;
+        self.state.to_ip = self.ip;
+        Ok(())
+    }
+
+    fn sync(&mut self) -> Step {
+        self.pge = false;
+        self.have_last_ip = false;
+        self.last_ip = 0;
+        self.psb_ip = 0;
+        self.ip = 0;
+        self.scan_for_psb()?;
+        self.have_last_ip = true;
+        self.pkt_state = PktState::NoIp;
+        self.walk_psb()?;
+        self.state.kind = kind::PSB_EVT;
+        self.state.from_ip = self.psb_ip;
+        self.state.to_ip = 0;
+        if self.ip != 0 {
+            self.pkt_state = PktState::InSync;
+        }
+        Ok(())
+    }
+
+    fn step(&mut self) -> Step {
+        match self.pkt_state {
+            PktState::NoPsb => self.sync(),
+            PktState::NoIp | PktState::ErrResync => {
+                if self.pkt_state == PktState::NoIp {
+                    self.have_last_ip = false;
+                    self.last_ip = 0;
+                    self.ip = 0;
+                }
+                self.sync_ip()
+            }
+            PktState::InSync => self.walk_trace(),
+            PktState::Tnt => match self.walk_tnt() {
+                Err(Fail::Again) => self.walk_trace(),
+                other => other,
+            },
+            PktState::Tip | PktState::TipPgd => self.walk_tip(),
+            PktState::Fup => match self.walk_fup() {
+                Err(Fail::Again) => self.walk_fup_tip(),
+                other => other,
+            },
+            PktState::FupNoTip => match self.walk_fup() {
+                Err(Fail::Again) => self.walk_trace(),
+                other => other,
+            },
+            PktState::FupInPsb => self.fup_in_psb(),
+        }
+    }
+
+    /// The next state: a sample-worthy event, or an error (`err` set).
+    pub fn decode(&mut self) -> State {
+        let result = loop {
+            self.state.kind = kind::BRANCH;
+            self.state.flags = 0;
+            match self.step() {
+                Err(Fail::NoLink) => continue,
+                r => break r,
+            }
+        };
+        match result {
+            Err(e) => {
+                self.state.err = e.code();
+                self.state.from_ip = self.ip;
+                self.update_sample_time();
+                self.set_nr();
+            }
+            Ok(()) => {
+                self.state.err = 0;
+                if self.cbr != self.cbr_seen {
+                    self.cbr_seen = self.cbr;
+                    if self.state.kind == 0 {
+                        self.state.from_ip = self.ip;
+                        self.state.to_ip = 0;
+                    }
+                    self.state.kind |= kind::CBR_CHG;
+                    self.state.cbr_payload = self.cbr_payload;
+                    self.state.cbr = self.cbr;
+                }
+                if self.pkt_state.sample_time() {
+                    self.update_sample_time();
+                }
+            }
+        }
+        // perf gives a PSB event its TSC packet's time.
+        if self.state.kind & kind::PSB_EVT != 0 && self.tsc_timestamp != 0 {
+            self.sample_timestamp = self.tsc_timestamp;
+        }
+        self.state.from_nr = self.nr;
+        self.state.to_nr = self.next_nr;
+        self.nr = self.next_nr;
+        self.state.timestamp = self.sample_timestamp;
+        // No instructions are counted, so perf's estimate adds nothing.
+        self.state.est_timestamp = self.sample_timestamp;
+        self.state
+    }
+}
+
+/// A 7-byte TSC made 8 bytes with the reference's top byte, allowing for
+/// wrap-around.
+fn eight_byte_tsc(tsc: u64, reference: u64) -> u64 {
+    let mut t = tsc | (reference & (0xff << 56));
+    if t < reference {
+        if reference - t > (1 << 55) {
+            t = t.wrapping_add(1 << 56);
+        }
+    } else if t - reference > (1 << 55) {
+        t = t.wrapping_sub(1 << 56);
+    }
+    t
+}
