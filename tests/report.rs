@@ -72,6 +72,9 @@ fn intel_pt_trace_reports_perfs_synthesized_events() {
         &["-g", "none"],
         &["-g", "caller", "--sort", "pid"],
         &["--sort", "socket,cpu"],
+        // perf decodes each queue from the last PSB before a range.
+        &["--time", "641.2570,641.2575"],
+        &["--time", "641.2568,641.2570 641.2575,641.2579"],
     ] {
         if let Err(e) = compare_report(&file, Input::File, args) {
             failures.push(e);

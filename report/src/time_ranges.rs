@@ -66,6 +66,11 @@ impl TimeRanges {
         ))
     }
 
+    /// The ranges, in ns; 0 is an open end.
+    pub fn ranges(&self) -> &[(u64, u64)] {
+        &self.0
+    }
+
     /// perf's `perf_time__ranges_skip_sample`: whether a sample at `t`
     /// (0: no time) is left out.
     pub fn skips(&self, t: u64) -> bool {

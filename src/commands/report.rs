@@ -539,7 +539,7 @@ pub fn run(mut args: ReportArgs) -> Result<ExitCode> {
         eprintln!("prec: note: prec has no TUI; printing the --stdio report");
     }
     // An Intel PT trace: report from a copy with perf's made-up events.
-    let injected = prec_report::intel_pt::inject(&file, opts.callgraph.enabled);
+    let injected = prec_report::intel_pt::inject(&file, opts.callgraph.enabled, opts.time.as_ref());
     let traced = match &injected {
         Some(i) => {
             if i.errors > 0 {

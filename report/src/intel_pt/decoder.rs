@@ -65,6 +65,7 @@ pub(crate) trait Code {
 }
 
 /// One buffer of trace data, in queue order.
+#[derive(Clone, Copy)]
 pub(crate) struct Buffer<'a> {
     pub data: &'a [u8],
     pub reference: u64,
@@ -167,7 +168,11 @@ const TSC_SLIP: u64 = 0x10000;
 
 pub(crate) struct Decoder<'a, C: Code> {
     code: C,
-    buffers: std::vec::IntoIter<Buffer<'a>>,
+    buffers: Vec<Buffer<'a>>,
+    /// The next buffer to read.
+    next_buffer: usize,
+    /// The current buffer's reference timestamp.
+    buf_timestamp: u64,
     params: Params,
     tsc_ctc_mult: u32,
     ctc_rem_mask: u32,
@@ -234,7 +239,9 @@ impl<'a, C: Code> Decoder<'a, C> {
         };
         Decoder {
             code,
-            buffers: buffers.into_iter(),
+            buffers,
+            next_buffer: 0,
+            buf_timestamp: 0,
             tsc_ctc_mult,
             ctc_rem_mask: (1u32 << params.mtc_shift.min(31)) - 1,
             max_non_turbo_ratio_fp: f64::from(params.max_non_turbo_ratio),
@@ -296,28 +303,88 @@ impl<'a, C: Code> Decoder<'a, C> {
         self.data.len() - self.at
     }
 
-    fn get_data(&mut self) -> Step {
+    fn get_data(&mut self, reposition: bool) -> Step {
         self.pkt_step = 0;
-        let Some(b) = self.buffers.next() else {
+        let Some(&Buffer {
+            data,
+            reference,
+            trace_nr,
+            consecutive,
+        }) = self.buffers.get(self.next_buffer)
+        else {
             self.data = &[];
             self.at = 0;
             return Err(Fail::NoData);
         };
-        self.data = b.data;
+        self.next_buffer += 1;
+        self.data = data;
         self.at = 0;
-        if b.data.is_empty() {
+        if data.is_empty() {
             return Err(Fail::NoData);
         }
-        if !b.consecutive {
-            self.ip = 0;
-            self.pkt_state = PktState::NoPsb;
-            self.timestamp = 0;
-            self.have_tma = false;
-            self.ref_timestamp = b.reference;
-            self.state.trace_nr = b.trace_nr;
+        self.buf_timestamp = reference;
+        if !consecutive || reposition {
+            self.reposition();
+            self.ref_timestamp = reference;
+            self.state.trace_nr = trace_nr;
             return Err(Fail::NoLink);
         }
         Ok(())
+    }
+
+    fn reposition(&mut self) {
+        self.ip = 0;
+        self.pkt_state = PktState::NoPsb;
+        self.timestamp = 0;
+        self.have_tma = false;
+    }
+
+    /// perf's intel_pt_fast_forward: moves to the last PSB before
+    /// `timestamp` (TSC), in the last buffer that starts before it.
+    pub fn fast_forward(&mut self, timestamp: u64) {
+        let mut buf_timestamp = 0;
+        for b in &self.buffers[self.next_buffer..] {
+            let Some(psb) = find_psb(b.data, 0) else {
+                continue;
+            };
+            let Some(tsc) = psb_tsc(&b.data[psb..]) else {
+                continue;
+            };
+            if eight_byte_tsc(tsc, b.reference) < timestamp {
+                buf_timestamp = b.reference;
+            } else {
+                break;
+            }
+        }
+        if buf_timestamp != 0 {
+            loop {
+                self.pos += self.remaining() as u64;
+                self.at = self.data.len();
+                match self.get_data(true) {
+                    Ok(()) | Err(Fail::NoLink) => {}
+                    Err(_) => return,
+                }
+                if self.buf_timestamp == buf_timestamp {
+                    break;
+                }
+            }
+        }
+        let mut at = match find_psb(self.data, self.at) {
+            Some(at) => at,
+            None => return,
+        };
+        while let Some(tsc) = psb_tsc(&self.data[at..]) {
+            if eight_byte_tsc(tsc, self.buf_timestamp) >= timestamp {
+                break;
+            }
+            self.pos += (at - self.at) as u64;
+            self.at = at;
+            self.reposition();
+            match find_psb(self.data, at + 1) {
+                Some(next) => at = next,
+                None => break,
+            }
+        }
     }
 
     fn bad_packet(&mut self) -> Fail {
@@ -336,7 +403,7 @@ impl<'a, C: Code> Decoder<'a, C> {
             self.pos += self.pkt_step as u64;
             self.at += self.pkt_step;
             if self.remaining() == 0 {
-                self.get_data()?;
+                self.get_data(false)?;
             }
             match packet::next(&self.data[self.at..], &mut self.ctx) {
                 Ok((p, n)) => {
@@ -376,7 +443,7 @@ impl<'a, C: Code> Decoder<'a, C> {
     fn scan_for_psb(&mut self) -> Step {
         loop {
             if self.remaining() == 0 {
-                self.get_data()?;
+                self.get_data(false)?;
             }
             let rest = &self.data[self.at..];
             match rest.windows(PSB.len()).position(|w| w == PSB) {
@@ -1391,6 +1458,30 @@ impl<'a, C: Code> Decoder<'a, C> {
         self.state.est_timestamp = self.sample_timestamp;
         self.state
     }
+}
+
+/// Where the next PSB at or after `from` starts.
+fn find_psb(data: &[u8], from: usize) -> Option<usize> {
+    data.get(from..)?
+        .windows(PSB.len())
+        .position(|w| w == PSB)
+        .map(|i| from + i)
+}
+
+/// The TSC packet of the PSB+ at the start of `data` (perf's
+/// intel_pt_next_tsc).
+fn psb_tsc(data: &[u8]) -> Option<u64> {
+    let mut ctx = Context::None;
+    let mut at = 0;
+    while at < data.len() {
+        let (p, n) = packet::next(&data[at..], &mut ctx).ok()?;
+        match p.kind {
+            Kind::Tsc => return Some(p.payload),
+            Kind::Psbend => return None,
+            _ => at += n,
+        }
+    }
+    None
 }
 
 /// A 7-byte TSC made 8 bytes with the reference's top byte, allowing for

@@ -131,6 +131,30 @@ impl Info {
         (quot << shift).wrapping_add((rem << shift) / self.time_mult)
     }
 
+    /// The least TSC at or after `ns` (perf's intel_pt_tsc_start).
+    fn tsc_start(&self, ns: u64) -> u64 {
+        let mut tsc = self.perf_time_to_tsc(ns);
+        while tsc > 0 && self.tsc_to_perf_time(tsc) >= ns {
+            tsc -= 1;
+        }
+        while self.tsc_to_perf_time(tsc) < ns {
+            tsc += 1;
+        }
+        tsc
+    }
+
+    /// The greatest TSC at or before `ns` (perf's intel_pt_tsc_end).
+    fn tsc_end(&self, ns: u64) -> u64 {
+        let mut tsc = self.perf_time_to_tsc(ns);
+        while tsc < u64::MAX && self.tsc_to_perf_time(tsc) <= ns {
+            tsc += 1;
+        }
+        while tsc > 0 && self.tsc_to_perf_time(tsc) > ns {
+            tsc -= 1;
+        }
+        tsc
+    }
+
     fn ns_to_ticks(&self, ns: u64) -> u64 {
         let shift = self.time_shift.min(63);
         let quot = ns / self.time_mult;
@@ -500,6 +524,11 @@ struct Queue<'a> {
     on_heap: bool,
     /// perf's ptq->thread: the tid, where the machine knows the thread.
     thread: Option<i32>,
+    /// `--time`: the next range start (when `sel_start`) or end to reach,
+    /// in TSC; 0 when none.
+    sel_timestamp: u64,
+    sel_start: bool,
+    sel_idx: usize,
 }
 
 struct Session<'a> {
@@ -519,6 +548,9 @@ struct Session<'a> {
     cbr2khz: u64,
     errors: u64,
     callchains: bool,
+    /// `--time` ranges in TSC (perf's intel_pt_setup_time_ranges); 0 is an
+    /// open end.
+    ranges: Vec<(u64, u64)>,
     out: Vec<Synth>,
 }
 
@@ -526,7 +558,21 @@ impl<'a> Session<'a> {
     fn setup_queues(&mut self) {
         self.set_up = true;
         for q in 0..self.queues.len() {
+            let ranges = &self.ranges;
             let queue = &mut self.queues[q];
+            if let Some(&(start, end)) = ranges.first() {
+                queue.sel_idx = 0;
+                if start != 0 {
+                    queue.sel_timestamp = start;
+                    queue.sel_start = true;
+                } else {
+                    queue.sel_timestamp = end;
+                    queue.sel_start = false;
+                }
+            }
+            if queue.sel_start && queue.sel_timestamp != 0 {
+                queue.decoder.fast_forward(queue.sel_timestamp);
+            }
             let state = loop {
                 let s = queue.decoder.decode();
                 if s.err != 0 {
@@ -542,7 +588,9 @@ impl<'a> Session<'a> {
             let Some(state) = state else { continue };
             queue.timestamp = state.timestamp;
             queue.state = state;
-            queue.have_sample = true;
+            queue.have_sample = !(queue.sel_start
+                && queue.sel_timestamp != 0
+                && queue.timestamp < queue.sel_timestamp);
             queue.flags = sample_flags(&state);
             queue.on_heap = true;
             self.heap.push((queue.timestamp, q));
@@ -605,6 +653,7 @@ impl<'a> Session<'a> {
             *self.kernel_start.borrow_mut() = self.machine.borrow().kernel_start();
         }
         let kernel_start = *self.kernel_start.borrow();
+        let mut ff_timestamp = 0;
         loop {
             self.sample(q);
             let queue = &mut self.queues[q];
@@ -628,6 +677,9 @@ impl<'a> Session<'a> {
                 queue.timestamp = state.est_timestamp;
             } else if state.timestamp > queue.timestamp {
                 queue.timestamp = state.timestamp;
+            }
+            if queue.sel_timestamp != 0 && time_filter(queue, &self.ranges, &mut ff_timestamp) {
+                return true;
             }
             if queue.timestamp >= *ts {
                 *ts = queue.timestamp;
@@ -746,6 +798,53 @@ impl<'a> Session<'a> {
     }
 }
 
+/// perf's intel_pt_next_time: the queue's next range boundary; false when
+/// none is left.
+fn next_time(queue: &mut Queue<'_>, ranges: &[(u64, u64)]) -> bool {
+    if queue.sel_start {
+        queue.sel_start = false;
+        queue.sel_timestamp = ranges.get(queue.sel_idx).map_or(0, |r| r.1);
+        true
+    } else if queue.sel_idx + 1 < ranges.len() {
+        queue.sel_start = true;
+        queue.sel_idx += 1;
+        queue.sel_timestamp = ranges[queue.sel_idx].0;
+        true
+    } else {
+        false
+    }
+}
+
+/// perf's intel_pt_time_filter: no samples before a range, a fast forward
+/// to it; true when the last range has ended and decoding stops.
+fn time_filter(queue: &mut Queue<'_>, ranges: &[(u64, u64)], ff_timestamp: &mut u64) -> bool {
+    loop {
+        if queue.sel_start {
+            if queue.timestamp >= queue.sel_timestamp {
+                next_time(queue, ranges);
+                if queue.sel_timestamp == 0 {
+                    return false;
+                }
+                continue;
+            }
+            queue.have_sample = false;
+            if queue.sel_timestamp > *ff_timestamp {
+                *ff_timestamp = queue.sel_timestamp;
+                queue.decoder.fast_forward(queue.sel_timestamp);
+            }
+            return false;
+        } else if queue.timestamp > queue.sel_timestamp {
+            if !next_time(queue, ranges) {
+                queue.have_sample = false;
+                return true;
+            }
+            continue;
+        } else {
+            return false;
+        }
+    }
+}
+
 /// perf's intel_pt_sample_flags: the branch kind the thread stack sees.
 fn sample_flags(state: &State) -> u32 {
     let mut flags = if state.flags & flag::ABORT_TX != 0 {
@@ -803,7 +902,11 @@ fn synth_attr(pt: &Attr, type_: u32, config: u64, sample_type: u64, period: u64)
 /// `callchains` is false for `-g none`: perf then cannot register its call
 /// chain parameters and decodes without call chains, though its report
 /// still counts children (it takes an AUX area file to have call chains).
-pub fn inject(file: &PerfFile<'_>, callchains: bool) -> Option<Injected> {
+pub fn inject(
+    file: &PerfFile<'_>,
+    callchains: bool,
+    time: Option<&crate::time_ranges::TimeRanges>,
+) -> Option<Injected> {
     if file.mode() == prec_format::read::Mode::Pipe {
         return None;
     }
@@ -979,6 +1082,9 @@ pub fn inject(file: &PerfFile<'_>, callchains: bool) -> Option<Injected> {
             cbr_seen: u32::MAX,
             on_heap: false,
             thread: None,
+            sel_timestamp: 0,
+            sel_start: false,
+            sel_idx: 0,
         })
         .collect();
     let mut session = Session {
@@ -997,6 +1103,17 @@ pub fn inject(file: &PerfFile<'_>, callchains: bool) -> Option<Injected> {
         cbr2khz,
         errors: 0,
         callchains,
+        ranges: time.map_or_else(Vec::new, |t| {
+            t.ranges()
+                .iter()
+                .map(|&(start, end)| {
+                    (
+                        if start != 0 { info.tsc_start(start) } else { 0 },
+                        if end != 0 { info.tsc_end(end) } else { 0 },
+                    )
+                })
+                .collect()
+        }),
         out: Vec::new(),
     };
 
