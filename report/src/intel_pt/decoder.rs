@@ -214,6 +214,8 @@ pub(crate) struct Decoder<'a, C: Code> {
     cbr_seen: u32,
     cbr_payload: u64,
     cbr_cyc_to_tsc: f64,
+    calc_cyc_to_tsc: f64,
+    have_calc_cyc_to_tsc: bool,
     tx_flags: u32,
     fup_tx_flags: u32,
     set_fup_tx_flags: bool,
@@ -229,6 +231,8 @@ pub(crate) struct Decoder<'a, C: Code> {
 impl<'a, C: Code> Decoder<'a, C> {
     pub fn new(params: Params, buffers: Vec<Buffer<'a>>, code: C) -> Self {
         let mut params = params;
+        // The MTC period is a 4-bit field; more is a corrupt file.
+        params.mtc_shift = params.mtc_shift.min(15);
         if params.tsc_ctc_ratio_n == 0 {
             params.tsc_ctc_ratio_d = 0;
         }
@@ -280,6 +284,8 @@ impl<'a, C: Code> Decoder<'a, C> {
             cbr_seen: 0,
             cbr_payload: 0,
             cbr_cyc_to_tsc: 0.0,
+            calc_cyc_to_tsc: 0.0,
+            have_calc_cyc_to_tsc: false,
             tx_flags: 0,
             fup_tx_flags: 0,
             set_fup_tx_flags: false,
@@ -544,14 +550,21 @@ impl<'a, C: Code> Decoder<'a, C> {
                 t = self.timestamp;
             }
             if t < self.timestamp {
-                t = t.wrapping_add(1 << 56);
-                self.tsc_timestamp = t;
+                // A wrap-around only where the buffer's time allows one.
+                if self.buf_timestamp == 0 || t.wrapping_add(1 << 56) < self.buf_timestamp {
+                    t = t.wrapping_add(1 << 56);
+                    self.tsc_timestamp = t;
+                } else {
+                    t = self.timestamp;
+                }
             }
             self.timestamp = t;
         }
         if self.last_packet_type == Kind::Cyc {
             self.cyc_ref_timestamp = self.timestamp;
             self.cycle_cnt = 0;
+            // perf measures the ratio only from an MTC.
+            self.have_calc_cyc_to_tsc = false;
         }
     }
 
@@ -579,19 +592,16 @@ impl<'a, C: Code> Decoder<'a, C> {
         let mtc = self.packet.payload as u32;
         if self.params.mtc_shift > 8 && self.fixup_last_mtc {
             self.fixup_last_mtc = false;
-            let first_missing_bit = 1u32 << (16 - self.params.mtc_shift);
-            let mask = !(first_missing_bit - 1);
-            self.last_mtc |= mtc & mask;
-            if self.last_mtc >= mtc {
-                self.last_mtc = self.last_mtc.wrapping_sub(first_missing_bit) & 0xff;
-            }
+            self.last_mtc = fixup_mtc(mtc, self.params.mtc_shift, self.last_mtc);
         }
         let delta = if mtc > self.last_mtc {
             mtc - self.last_mtc
         } else {
             mtc + 256 - self.last_mtc
         };
-        self.ctc_delta += u64::from(delta) << self.params.mtc_shift;
+        self.ctc_delta = self
+            .ctc_delta
+            .wrapping_add(u64::from(delta) << self.params.mtc_shift);
         let t = self
             .ctc_timestamp
             .wrapping_add(self.ctc_to_tsc(self.ctc_delta));
@@ -602,6 +612,106 @@ impl<'a, C: Code> Decoder<'a, C> {
         if self.last_packet_type == Kind::Cyc {
             self.cyc_ref_timestamp = self.timestamp;
             self.cycle_cnt = 0;
+            self.have_calc_cyc_to_tsc = false;
+            self.calc_cyc_to_tsc();
+        }
+    }
+
+    /// perf's intel_pt_calc_cyc_to_tsc after an MTC: the TSC ticks per
+    /// cycle measured up to the next MTC, where CYC packets lead to it.
+    fn calc_cyc_to_tsc(&mut self) {
+        let mut cycle_cnt = 0u64;
+        let mut cbr = 0u32;
+        let mut cbr_cyc_to_tsc = 0.0f64;
+        let mut last_mtc = self.last_mtc;
+        let mut ctc_delta = self.ctc_delta;
+        let mut timestamp = self.timestamp;
+        let mut fixup_last_mtc = self.fixup_last_mtc;
+        let have_tma = self.have_tma;
+        let mut last_type = self.last_packet_type;
+        let mut measured = None;
+        let (shift, ratio) = (self.params.mtc_shift, self.max_non_turbo_ratio_fp);
+        self.lookahead(|p| {
+            let prev = last_type;
+            last_type = p.kind;
+            let mtc_time = match p.kind {
+                Kind::Mtc => {
+                    if !have_tma {
+                        return false;
+                    }
+                    let mtc = p.payload as u32;
+                    if shift > 8 && fixup_last_mtc {
+                        fixup_last_mtc = false;
+                        last_mtc = fixup_mtc(mtc, shift, last_mtc);
+                    }
+                    let delta = if mtc > last_mtc {
+                        mtc - last_mtc
+                    } else {
+                        mtc + 256 - last_mtc
+                    };
+                    ctc_delta = ctc_delta.wrapping_add(u64::from(delta) << shift);
+                    last_mtc = mtc;
+                    let t = self.ctc_timestamp.wrapping_add(self.ctc_to_tsc(ctc_delta));
+                    if t < timestamp {
+                        return true;
+                    }
+                    if prev != Kind::Cyc {
+                        timestamp = t;
+                        return false;
+                    }
+                    t
+                }
+                Kind::Cyc => {
+                    cycle_cnt = cycle_cnt.wrapping_add(p.payload);
+                    return false;
+                }
+                Kind::Cbr => {
+                    let c = p.payload as u32;
+                    if cbr != 0 && cbr != c {
+                        return true;
+                    }
+                    cbr = c;
+                    cbr_cyc_to_tsc = if c != 0 { ratio / f64::from(c) } else { 0.0 };
+                    return false;
+                }
+                Kind::Tnt
+                | Kind::TipPge
+                | Kind::Tip
+                | Kind::Fup
+                | Kind::Psb
+                | Kind::Pip
+                | Kind::ModeExec
+                | Kind::ModeTsx
+                | Kind::Psbend
+                | Kind::Pad
+                | Kind::Vmcs
+                | Kind::Mnt
+                | Kind::Ptwrite
+                | Kind::PtwriteIp
+                | Kind::Bbp
+                | Kind::Bip
+                | Kind::Bep
+                | Kind::BepIp => return false,
+                // A TSC or TMA ends it (perf measures from MTCs only).
+                _ => return true,
+            };
+            if cbr == 0 && self.cbr != 0 {
+                cbr = self.cbr;
+                cbr_cyc_to_tsc = self.cbr_cyc_to_tsc;
+            }
+            if cycle_cnt == 0 {
+                return true;
+            }
+            let cyc_to_tsc = mtc_time.wrapping_sub(self.timestamp) as f64 / cycle_cnt as f64;
+            if cbr != 0 && cyc_to_tsc > cbr_cyc_to_tsc && cyc_to_tsc / cbr_cyc_to_tsc > 1.25 {
+                return true;
+            }
+            measured = Some(cyc_to_tsc);
+            true
+        });
+        if let Some(m) = measured {
+            self.calc_cyc_to_tsc = m;
+            self.have_calc_cyc_to_tsc = true;
         }
     }
 
@@ -613,16 +723,27 @@ impl<'a, C: Code> Decoder<'a, C> {
         }
         self.cbr = cbr;
         self.cbr_cyc_to_tsc = self.max_non_turbo_ratio_fp / f64::from(cbr);
+        // perf counts cycles from the change ("CYC timestamps after
+        // standalone CBR").
+        self.cyc_ref_timestamp = self.timestamp;
+        self.cycle_cnt = 0;
     }
 
     fn calc_cyc_timestamp(&mut self) {
         self.have_cyc = true;
-        self.cycle_cnt += self.packet.payload;
-        if self.cyc_ref_timestamp == 0 || self.cbr == 0 {
+        self.cycle_cnt = self.cycle_cnt.wrapping_add(self.packet.payload);
+        if self.cyc_ref_timestamp == 0 {
             return;
         }
-        // perf prefers a ratio measured between MTCs; prec uses the CBR's.
-        let t = self.cyc_ref_timestamp + (self.cycle_cnt as f64 * self.cbr_cyc_to_tsc) as u64;
+        let ratio = if self.have_calc_cyc_to_tsc {
+            self.calc_cyc_to_tsc
+        } else if self.cbr != 0 {
+            self.cbr_cyc_to_tsc
+        } else {
+            return;
+        };
+        // In floating point, as perf's C promotes it.
+        let t = (self.cyc_ref_timestamp as f64 + self.cycle_cnt as f64 * ratio) as u64;
         if t >= self.timestamp {
             self.timestamp = t;
         }
@@ -634,6 +755,7 @@ impl<'a, C: Code> Decoder<'a, C> {
 
     fn overflow_error(&mut self) -> Fail {
         self.tx_flags = 0;
+        self.set_nr();
         self.pkt_state = PktState::ErrResync;
         self.overflow = true;
         Fail::Overflow
@@ -661,6 +783,9 @@ impl<'a, C: Code> Decoder<'a, C> {
             self.set_fup_tx_flags = false;
             self.tx_flags = self.fup_tx_flags;
             self.state.kind = kind::TRANSACTION;
+            if self.fup_tx_flags & flag::ABORT_TX != 0 {
+                self.state.kind |= kind::BRANCH;
+            }
             self.state.from_ip = self.ip;
             self.state.to_ip = 0;
             self.state.flags = self.fup_tx_flags;
@@ -713,8 +838,10 @@ impl<'a, C: Code> Decoder<'a, C> {
         let to = self.last_ip;
         match self.walk_insn(to) {
             Err(Fail::Again) => {
+                // A FUP event returns here unless a TIP follows.
+                let no_tip = self.pkt_state != PktState::Fup;
                 self.pkt_state = PktState::InSync;
-                if self.fup_event() {
+                if self.fup_event() && no_tip {
                     return Ok(());
                 }
                 Err(Fail::Again)
@@ -1460,6 +1587,18 @@ impl<'a, C: Code> Decoder<'a, C> {
     }
 }
 
+/// perf's intel_pt_fixup_last_mtc: the MTC bits a TMA lacks (MTC period
+/// over 8), taken from the first MTC after it.
+fn fixup_mtc(mtc: u32, shift: u32, last_mtc: u32) -> u32 {
+    let first_missing_bit = 1u32 << (16 - shift.min(16));
+    let mask = !(first_missing_bit.wrapping_sub(1));
+    let mut last = last_mtc | (mtc & mask);
+    if last >= mtc {
+        last = last.wrapping_sub(first_missing_bit) & 0xff;
+    }
+    last
+}
+
 /// Where the next PSB at or after `from` starts.
 fn find_psb(data: &[u8], from: usize) -> Option<usize> {
     data.get(from..)?
@@ -1496,4 +1635,90 @@ fn eight_byte_tsc(tsc: u64, reference: u64) -> u64 {
         t = t.wrapping_sub(1 << 56);
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct NoCode;
+
+    impl Code for NoCode {
+        fn walk_failure(&mut self, _ip: u64, _nr: bool) -> WalkError {
+            WalkError::Invalid
+        }
+    }
+
+    fn decode_all(data: &[u8]) -> Vec<State> {
+        let params = Params {
+            branch_enable: true,
+            mtc_shift: 3,
+            tsc_ctc_ratio_n: 100,
+            tsc_ctc_ratio_d: 2,
+            max_non_turbo_ratio: 12,
+        };
+        let buffers = vec![Buffer {
+            data,
+            reference: 0xbc4c_d519_a6,
+            trace_nr: 1,
+            consecutive: false,
+        }];
+        let mut d = Decoder::new(params, buffers, NoCode);
+        let mut states = Vec::new();
+        for _ in 0..100_000 {
+            let s = d.decode();
+            if s.err == code::NODATA {
+                return states;
+            }
+            states.push(s);
+        }
+        panic!("the decoder did not reach the end of its data");
+    }
+
+    /// PSB, PSB+ with a FUP, TSC and CBR, then TIP.PGE and a TNT: the PSB
+    /// event, the trace start, and the walk that fails without code.
+    #[test]
+    fn decodes_a_psb_and_fails_the_walk_as_perf_does_without_code() {
+        let mut data = PSB.to_vec();
+        data.extend_from_slice(&[0x7d, 0x00, 0xd3, 0x60, 0xb9, 0xff, 0xff]); // FUP
+        data.extend_from_slice(&[0x19, 0xe8, 0xcf, 0xd2, 0x4c, 0xbc, 0x00, 0x00]); // TSC
+        data.extend_from_slice(&[0x02, 0x03, 0x1d, 0x00]); // CBR
+        data.extend_from_slice(&[0x02, 0x23]); // PSBEND
+        data.extend_from_slice(&[0x71, 0x02, 0xd3, 0x60, 0xb9, 0xff, 0xff]); // TIP.PGE
+        data.push(0x06); // TNT
+        let states = decode_all(&data);
+        let psb = &states[0];
+        assert_eq!(psb.err, 0);
+        assert_ne!(psb.kind & kind::PSB_EVT, 0);
+        assert_ne!(psb.kind & kind::CBR_CHG, 0);
+        assert_eq!(
+            (psb.from_ip, psb.cbr, psb.timestamp),
+            (0xffff_ffff_b960_d300, 0x1d, 0xbc4c_d2cf_e8)
+        );
+        assert!(states[1..]
+            .iter()
+            .any(|s| s.err == code::NOINSN && s.from_ip == 0xffff_ffff_b960_d302));
+    }
+
+    /// Whatever the bytes, decoding ends without a panic.
+    #[test]
+    fn garbage_and_truncated_traces_end() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for len in [0usize, 1, 7, 16, 17, 300, 4096] {
+            let mut data: Vec<u8> = (0..len)
+                .map(|_| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    seed as u8
+                })
+                .collect();
+            decode_all(&data);
+            // The same after a PSB, so that the state machine gets going.
+            let mut with_psb = PSB.to_vec();
+            with_psb.append(&mut data);
+            decode_all(&with_psb);
+            decode_all(&with_psb[..with_psb.len() / 2]);
+        }
+    }
 }

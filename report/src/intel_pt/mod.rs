@@ -72,6 +72,9 @@ pub struct Injected {
     pub undecoded_binaries: Vec<String>,
 }
 
+/// Bound on [`Info::tsc_start`]'s and [`Info::tsc_end`]'s search.
+const MAX_TSC_STEPS: u32 = 1 << 16;
+
 /// The AUXTRACE_INFO fields perf's Intel PT support reads.
 #[derive(Clone, Copy, Debug, Default)]
 struct Info {
@@ -131,13 +134,21 @@ impl Info {
         (quot << shift).wrapping_add((rem << shift) / self.time_mult)
     }
 
-    /// The least TSC at or after `ns` (perf's intel_pt_tsc_start).
+    /// The least TSC at or after `ns` (perf's intel_pt_tsc_start). The
+    /// conversion's inverse lands within a tick or two; the steps are
+    /// bounded for a corrupt conversion.
     fn tsc_start(&self, ns: u64) -> u64 {
         let mut tsc = self.perf_time_to_tsc(ns);
-        while tsc > 0 && self.tsc_to_perf_time(tsc) >= ns {
+        for _ in 0..MAX_TSC_STEPS {
+            if tsc == 0 || self.tsc_to_perf_time(tsc) < ns {
+                break;
+            }
             tsc -= 1;
         }
-        while self.tsc_to_perf_time(tsc) < ns {
+        for _ in 0..MAX_TSC_STEPS {
+            if tsc == u64::MAX || self.tsc_to_perf_time(tsc) >= ns {
+                break;
+            }
             tsc += 1;
         }
         tsc
@@ -146,10 +157,16 @@ impl Info {
     /// The greatest TSC at or before `ns` (perf's intel_pt_tsc_end).
     fn tsc_end(&self, ns: u64) -> u64 {
         let mut tsc = self.perf_time_to_tsc(ns);
-        while tsc < u64::MAX && self.tsc_to_perf_time(tsc) <= ns {
+        for _ in 0..MAX_TSC_STEPS {
+            if tsc == u64::MAX || self.tsc_to_perf_time(tsc) > ns {
+                break;
+            }
             tsc += 1;
         }
-        while tsc > 0 && self.tsc_to_perf_time(tsc) > ns {
+        for _ in 0..MAX_TSC_STEPS {
+            if tsc == 0 || self.tsc_to_perf_time(tsc) <= ns {
+                break;
+            }
             tsc -= 1;
         }
         tsc
@@ -265,9 +282,13 @@ impl Machine {
         }
     }
 
-    /// perf's machine__kernel_start.
-    fn kernel_start(&self) -> u64 {
-        self.kernel_start.unwrap_or(1 << 63)
+    /// perf's machine__kernel_start: on x86_64 always 2^63, which the PTI
+    /// entry trampolines below the kernel text are above.
+    fn kernel_start(&self, x86_64: bool) -> u64 {
+        match self.kernel_start {
+            Some(start) if !x86_64 => start,
+            _ => 1 << 63,
+        }
     }
 }
 
@@ -537,6 +558,8 @@ struct Session<'a> {
     machine: Rc<RefCell<Machine>>,
     kernel_start: Rc<RefCell<u64>>,
     kernel_start_known: bool,
+    /// The recording's architecture is x86_64 (perf's machine__is).
+    x86_64: bool,
     stacks: ThreadStacks,
     queues: Vec<Queue<'a>>,
     heap: Vec<(u64, usize)>,
@@ -544,6 +567,9 @@ struct Session<'a> {
     ids: SynthIds,
     /// Index of each synthesized event's attr in the copy.
     attr_of: HashMap<u64, usize>,
+    /// The id and attr index of the file's first event, which perf gives
+    /// samples of id 0.
+    first_event: (u64, usize),
     max_non_turbo_ratio: u32,
     cbr2khz: u64,
     errors: u64,
@@ -614,7 +640,7 @@ impl<'a> Session<'a> {
                 return;
             };
             let mut ts = match self.heap.iter().min() {
-                Some(&(next, _)) => (next + 1).min(timestamp),
+                Some(&(next, _)) => next.saturating_add(1).min(timestamp),
                 None => timestamp,
             };
             self.set_pid_tid_cpu(q);
@@ -650,7 +676,7 @@ impl<'a> Session<'a> {
     fn run_decoder(&mut self, q: usize, ts: &mut u64) -> bool {
         if !self.kernel_start_known {
             self.kernel_start_known = true;
-            *self.kernel_start.borrow_mut() = self.machine.borrow().kernel_start();
+            *self.kernel_start.borrow_mut() = self.machine.borrow().kernel_start(self.x86_64);
         }
         let kernel_start = *self.kernel_start.borrow();
         let mut ff_timestamp = 0;
@@ -719,8 +745,11 @@ impl<'a> Session<'a> {
             (kind::PWR_EXIT, self.ids.pwrx),
         ];
         for (bit, id) in pwr {
-            if let (true, Some(id)) = (state.kind & bit != 0, id) {
-                self.synth(q, id, false, vec![0u8; 12]);
+            if state.kind & bit != 0 {
+                // Without the power events' attrs (no pwr_evt in the
+                // config) perf still makes these, with id 0, which its
+                // evlist gives to the first event: the intel_pt one.
+                self.synth(q, id.unwrap_or(0), false, vec![0u8; 12]);
             }
         }
         if state.kind & kind::INSTRUCTION != 0 {
@@ -777,8 +806,9 @@ impl<'a> Session<'a> {
         } else {
             Vec::new()
         };
-        let Some(&attr) = self.attr_of.get(&id) else {
-            return;
+        let (id, attr) = match self.attr_of.get(&id) {
+            Some(&attr) => (id, attr),
+            None => self.first_event,
         };
         self.out.push(Synth {
             attr,
@@ -1093,12 +1123,14 @@ pub fn inject(
         machine: machine.clone(),
         kernel_start: kernel_start.clone(),
         kernel_start_known: false,
+        x86_64: recorded_arch(file).is_none_or(|a| a == "x86_64"),
         stacks: ThreadStacks::default(),
         queues,
         heap: Vec::new(),
         set_up: false,
         ids,
         attr_of,
+        first_event: (attrs[0].ids.first().copied().unwrap_or(0), 0),
         max_non_turbo_ratio: max_non_turbo_ratio as u32,
         cbr2khz,
         errors: 0,
@@ -1254,6 +1286,16 @@ pub fn inject(
         errors: session.errors,
         undecoded_binaries,
     })
+}
+
+/// The ARCH feature's machine name; perf takes the running machine's
+/// without it (x86_64 here, where Intel PT is).
+fn recorded_arch(file: &PerfFile<'_>) -> Option<String> {
+    let f = file.feature(FeatureId::ARCH)?;
+    match features::decode(f.id, f.data, f.offset, file.endian()) {
+        Ok(Feature::Arch(a)) => Some(a),
+        _ => None,
+    }
 }
 
 /// perf's PERF_SAMPLE_MASK.

@@ -115,11 +115,14 @@ fn packet(kind: Kind, count: u32, payload: u64, len: usize) -> Result<(Packet, u
 /// Reads the packet at the start of `buf`; updates `ctx` for the next one.
 /// Returns the packet and its length.
 pub(crate) fn next(buf: &[u8], ctx: &mut Context) -> Result<(Packet, usize), NoPacket> {
-    let r = read(buf, *ctx);
-    if let Ok((p, _)) = &r {
-        update_context(p, ctx);
+    let (p, mut len) = read(buf, *ctx)?;
+    // perf folds the zero (PAD) bytes after a packet into it, up to 8
+    // bytes in all.
+    while len < 8 && buf.get(len) == Some(&0) {
+        len += 1;
     }
-    r
+    update_context(&p, ctx);
+    Ok((p, len))
 }
 
 fn update_context(p: &Packet, ctx: &mut Context) {
@@ -348,8 +351,10 @@ mod tests {
         let (p, n) = one(&[0x7d, 0x00, 0xd3, 0x60, 0xb9, 0xff, 0xff, 0x00]);
         assert_eq!(
             (p.kind, p.count, p.payload, n),
-            (Kind::Fup, 3, 0xffffb960d300, 7)
+            (Kind::Fup, 3, 0xffffb960d300, 8)
         );
+        // "TNT NT (2)" with its padding: `0a 00 00 00 00`.
+        assert_eq!(one(&[0x0a, 0, 0, 0, 0, 0x2d]).1, 5);
         let (p, n) = one(&[0x19, 0xe8, 0xcf, 0xd2, 0x4c, 0xbc, 0x00, 0x00]);
         assert_eq!((p.kind, p.payload, n), (Kind::Tsc, 0xbc4cd2cfe8, 8));
         let (p, n) = one(&[0x02, 0x73, 0x3c, 0xb2, 0x00, 0x30, 0x00]);
