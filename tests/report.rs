@@ -14,8 +14,9 @@
 mod common;
 
 use std::ffi::OsStr;
+use std::fs;
 use std::path::Path;
-use std::process::Stdio;
+use std::process::{Command, Stdio};
 
 use common::*;
 
@@ -98,6 +99,65 @@ fn intel_pt_trace_reports_perfs_synthesized_events() {
         stderr.contains("instruction trace errors"),
         "no trace error warning:\n{stderr}"
     );
+}
+
+/// The same recording with bytes of its trace overwritten: bad packets,
+/// stray CYC, MTC and TSC values, broken PSB+. perf's decoder recovers in
+/// its own ways (resyncs, timestamps that jump and are suppressed, the
+/// thread that runs when a queue's time jumps); prec must recover the same,
+/// down to the number of trace errors it warns of.
+#[test]
+fn damaged_intel_pt_trace_decodes_like_perf() {
+    if !require_perf() {
+        return;
+    }
+    let original =
+        fs::read(quipper_dir().join("perf.data.intel_pt-4.14")).expect("read quipper file");
+    // The two AUXTRACE payloads (cpu 0 and cpu 3), as `perf report -D` gives
+    // them: offset of the record + its 0x30-byte header, size.
+    let traces = [(0x29c0 + 0x30, 0x2fd0), (0x7788 + 0x30, 0x21a00)];
+    let dir = tempdir();
+    let mut failures = Vec::new();
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for (case, bytes_per_trace) in [(0, 30), (1, 300), (2, 2000)] {
+        let mut damaged = original.clone();
+        for &(start, len) in &traces {
+            for _ in 0..bytes_per_trace {
+                let at = start + (next() % len) as usize;
+                damaged[at] = next() as u8;
+            }
+        }
+        let file = dir.join(format!("damaged-{case}.data"));
+        fs::write(&file, &damaged).expect("write damaged copy");
+        for args in [&[][..], &["--sort", "comm,dso"]] {
+            if let Err(e) = compare_report(&file, Input::File, args) {
+                failures.push(e);
+            }
+        }
+        let warning = |tool: Command| {
+            let out = { tool }
+                .args(["report", "--stdio", "-i"])
+                .arg(&file)
+                .output()
+                .expect("run report");
+            let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+            stderr
+                .lines()
+                .find(|l| l.ends_with("instruction trace errors"))
+                .map(str::to_string)
+        };
+        let (theirs, ours) = (warning(perf()), warning(prec()));
+        if theirs != ours {
+            failures.push(format!("damaged-{case}: perf {theirs:?}, prec {ours:?}"));
+        }
+    }
+    assert_no_failures(&failures);
 }
 
 /// Files with the BRANCH_STACK feature: perf reports one entry per sampled

@@ -230,8 +230,9 @@ struct Machine {
     kernel_maps: Vec<Map>,
     kernel_start: Option<u64>,
     current_tid: HashMap<i32, i32>,
-    /// Walk failures per binary, which decide perf's -EINVAL or -ENOENT.
-    failures: HashMap<Rc<str>, u32>,
+    /// perf's `dso->data` status per binary, which decides a failed walk's
+    /// -EINVAL or -ENOENT.
+    data_status: HashMap<Rc<str>, DataStatus>,
     undecoded: Vec<String>,
 }
 
@@ -270,7 +271,21 @@ impl Machine {
             return;
         }
         self.findnew_thread(pid, tid);
-        insert_map(self.maps.entry(pid).or_default(), map);
+        let maps = self.maps.entry(pid).or_default();
+        if &*name == "[vdso]" {
+            // perf's machine__findnew_vdso asks each binary of the process
+            // for its type (machine__thread_dso_type), opening its data: the
+            // binaries not here are then marked unreadable.
+            for m in maps.iter().filter(|m| m.dso.starts_with('/')) {
+                if !std::path::Path::new(&*m.dso).exists() {
+                    self.data_status
+                        .entry(m.dso.clone())
+                        .or_default()
+                        .unreadable = true;
+                }
+            }
+        }
+        insert_map(maps, map);
     }
 
     fn fork(&mut self, pid: i32, tid: i32, ppid: i32) {
@@ -290,6 +305,14 @@ impl Machine {
             _ => 1 << 63,
         }
     }
+}
+
+/// perf's `dso->data.status` (ERROR, here: none of the binaries is read)
+/// and its `DSO_DATA_STATUS_SEEN_ITRACE` bit.
+#[derive(Clone, Copy, Default)]
+struct DataStatus {
+    unreadable: bool,
+    seen: bool,
 }
 
 /// What perf's walk callback finds: the map and its binary's readability.
@@ -323,21 +346,21 @@ impl Code for Walker {
                 None => return WalkError::Invalid,
             }
         };
-        let n = {
-            let n = m.failures.entry(dso.clone()).or_insert(0);
-            *n += 1;
-            *n
-        };
-        if n == 1 && !kernel && dso.starts_with('/') && std::path::Path::new(&*dso).exists() {
+        let status = m.data_status.entry(dso.clone()).or_default();
+        // perf's walk: a binary already found unreadable, and seen so by
+        // the trace decoder once, is given up silently; else its read fails.
+        if status.unreadable && status.seen {
+            return WalkError::Unreadable;
+        }
+        if status.unreadable {
+            status.seen = true;
+        }
+        let first = !status.unreadable && !status.seen;
+        status.unreadable = true;
+        if first && !kernel && dso.starts_with('/') && std::path::Path::new(&*dso).exists() {
             m.undecoded.push(dso.to_string());
         }
-        // The first failure marks the binary's data unreadable; from the
-        // second on perf gives up on it without an error event.
-        if n <= 1 {
-            WalkError::Invalid
-        } else {
-            WalkError::Unreadable
-        }
+        WalkError::Invalid
     }
 }
 
