@@ -156,6 +156,18 @@ fn damaged_intel_pt_trace_decodes_like_perf() {
         if theirs != ours {
             failures.push(format!("damaged-{case}: perf {theirs:?}, prec {ours:?}"));
         }
+        // The packet dump of -D, bad packets included.
+        let dump = |tool: Command| {
+            let out = { tool }
+                .args(["report", "-D", "-i"])
+                .arg(&file)
+                .output()
+                .expect("run report -D");
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        if let Err(e) = same_text(&format!("damaged-{case} -D"), &dump(perf()), &dump(prec())) {
+            failures.push(e);
+        }
     }
     assert_no_failures(&failures);
 }

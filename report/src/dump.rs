@@ -401,6 +401,8 @@ struct Dumper<'f, 'a> {
     /// Deliver each record as it is read, not in time order (`perf script
     /// --dump-unsorted-raw-trace`).
     unordered: bool,
+    /// An Intel PT AUXTRACE_INFO was read: AUXTRACE records dump packets.
+    intel_pt: bool,
 }
 
 /// The kernel's PERF_TYPE_MAX: types below it are the kernel's own.
@@ -442,6 +444,7 @@ impl<'f, 'a: 'f> Dumper<'f, 'a> {
             names: None,
             script_lines: None,
             unordered: false,
+            intel_pt: false,
         }
     }
 
@@ -745,8 +748,13 @@ impl<'f, 'a: 'f> Dumper<'f, 'a> {
             }
             RecordType::FINISHED_INIT => out.write_all(b": unhandled!\n")?,
             RecordType::AUXTRACE_INFO => {
-                if let Ok(Record::AuxtraceInfo { info_type, .. }) = rec {
+                if let Ok(Record::AuxtraceInfo { info_type, private }) = rec {
                     writeln!(out, " type: {info_type}")?;
+                    // perf's Intel PT support prints its configuration, and
+                    // from then on dumps the trace's packets.
+                    if crate::intel_pt::dump_info(info_type, &private, out)? {
+                        self.intel_pt = true;
+                    }
                 }
             }
             RecordType::AUXTRACE => {
@@ -769,6 +777,9 @@ impl<'f, 'a: 'f> Dumper<'f, 'a> {
                         tid as i32,
                         cpu as i32
                     )?;
+                    if self.intel_pt {
+                        crate::intel_pt::dump_trace(r.trailing, out)?;
+                    }
                 }
             }
             _ => {}

@@ -61,6 +61,73 @@ mod ip_flag {
     pub const VMEXIT: u32 = 1 << 12;
 }
 
+/// `perf report -D`'s lines for an Intel PT AUXTRACE_INFO record (its
+/// configuration, perf's intel_pt_print_info); false for other types.
+pub fn dump_info(
+    info_type: u32,
+    private: &U64Slice<'_>,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<bool> {
+    if info_type != AUXTRACE_INTEL_PT || private.len() < 10 {
+        return Ok(false);
+    }
+    let at = |i: usize| private.get(i).unwrap_or(0);
+    // C's %#x: no prefix for zero.
+    let hex = |v: u64| {
+        if v == 0 {
+            "0".to_string()
+        } else {
+            format!("{v:#x}")
+        }
+    };
+    writeln!(out, "  PMU Type            {}", at(0) as i64)?;
+    writeln!(out, "  Time Shift          {}", at(1))?;
+    writeln!(out, "  Time Muliplier      {}", at(2))?;
+    writeln!(out, "  Time Zero           {}", at(3))?;
+    writeln!(out, "  Cap Time Zero       {}", at(4) as i64)?;
+    writeln!(out, "  TSC bit             {}", hex(at(5)))?;
+    writeln!(out, "  NoRETComp bit       {}", hex(at(6)))?;
+    writeln!(out, "  Have sched_switch   {}", at(7) as i64)?;
+    writeln!(out, "  Snapshot mode       {}", at(8) as i64)?;
+    writeln!(out, "  Per-cpu maps        {}", at(9) as i64)?;
+    if private.len() > 14 {
+        writeln!(out, "  MTC bit             {}", hex(at(10)))?;
+        writeln!(out, "  MTC freq bits       {}", hex(at(11)))?;
+        writeln!(out, "  TSC:CTC numerator   {}", at(12))?;
+        writeln!(out, "  TSC:CTC denominator {}", at(13))?;
+        writeln!(out, "  CYC bit             {}", hex(at(14)))?;
+    }
+    if private.len() > 15 {
+        writeln!(out, "  Max non-turbo ratio {}", at(15))?;
+    }
+    if private.len() > 16 {
+        let len = at(16);
+        writeln!(out, "  Filter string len.  {len}")?;
+        let mut filter = Vec::new();
+        if len > 0 {
+            for i in 17..private.len() {
+                filter.extend_from_slice(&at(i).to_le_bytes());
+            }
+            if let Some(end) = filter.iter().position(|&b| b == 0) {
+                filter.truncate(end);
+            }
+        }
+        writeln!(
+            out,
+            "  {:<20}{}",
+            "Filter string",
+            String::from_utf8_lossy(&filter)
+        )?;
+    }
+    Ok(true)
+}
+
+/// `perf report -D`'s packet dump of an Intel PT AUXTRACE record's data.
+pub fn dump_trace(data: &[u8], out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    writeln!(out, ".")?;
+    packet::dump(data, out)
+}
+
 /// The copy [`inject`] made.
 pub struct Injected {
     /// A file-mode perf.data in the input's byte order.

@@ -192,9 +192,17 @@ fn read(buf: &[u8], ctx: Context) -> Result<(Packet, usize), NoPacket> {
         0x19 => match byte {
             0x99 => {
                 need(buf, 2)?;
-                match buf[1] >> 5 {
-                    0 => packet(Kind::ModeExec, 0, u64::from(buf[1]), 2),
-                    1 => packet(Kind::ModeTsx, 0, u64::from(buf[1] & 3), 2),
+                match (buf[1] >> 5, buf[1] & 3) {
+                    (_, 3) => Err(NoPacket::Bad),
+                    // The address size, with the byte in `count` (its IF
+                    // bit).
+                    (0, mode) => packet(
+                        Kind::ModeExec,
+                        u32::from(buf[1]),
+                        [16, 64, 32][mode as usize],
+                        2,
+                    ),
+                    (1, tx) => packet(Kind::ModeTsx, 0, u64::from(tx), 2),
                     _ => Err(NoPacket::Bad),
                 }
             }
@@ -334,6 +342,141 @@ fn extended(buf: &[u8]) -> Result<(Packet, usize), NoPacket> {
         }
         _ => Err(NoPacket::Bad),
     }
+}
+
+impl Packet {
+    fn name(&self) -> &'static str {
+        match self.kind {
+            Kind::Bad => "Bad Packet!",
+            Kind::Pad => "PAD",
+            Kind::Tnt => "TNT",
+            Kind::TipPgd => "TIP.PGD",
+            Kind::TipPge => "TIP.PGE",
+            Kind::Tsc => "TSC",
+            Kind::TraceStop => "TraceSTOP",
+            Kind::Fup => "FUP",
+            Kind::Mtc => "MTC",
+            Kind::Tma => "TMA",
+            Kind::Cyc => "CYC",
+            Kind::Vmcs => "VMCS",
+            Kind::Psb => "PSB",
+            Kind::Psbend => "PSBEND",
+            Kind::Cbr => "CBR",
+            Kind::Tip => "TIP",
+            Kind::ModeExec => "MODE.Exec",
+            Kind::ModeTsx => "MODE.TSX",
+            Kind::Pip => "PIP",
+            Kind::Ovf => "OVF",
+            Kind::Mnt => "MNT",
+            Kind::Ptwrite | Kind::PtwriteIp => "PTWRITE",
+            Kind::Exstop | Kind::ExstopIp => "EXSTOP",
+            Kind::Mwait => "MWAIT",
+            Kind::Pwre => "PWRE",
+            Kind::Pwrx => "PWRX",
+            Kind::Bbp => "BBP",
+            Kind::Bip => "BIP",
+            Kind::Bep | Kind::BepIp => "BEP",
+            Kind::Cfe | Kind::CfeIp => "CFE",
+            Kind::Evd => "EVD",
+        }
+    }
+
+    /// The packet as perf's intel_pt_pkt_desc describes it (`perf report
+    /// -D`).
+    pub(crate) fn describe(&self) -> String {
+        let name = self.name();
+        let p = self.payload;
+        match self.kind {
+            Kind::Bad | Kind::Pad | Kind::Psb | Kind::Psbend | Kind::TraceStop | Kind::Ovf => {
+                name.to_string()
+            }
+            Kind::Tnt => {
+                let bits: String = (0..self.count)
+                    .map(|i| if (p << i) & (1 << 63) != 0 { 'T' } else { 'N' })
+                    .collect();
+                format!("{name} {bits} ({})", self.count)
+            }
+            Kind::TipPgd | Kind::TipPge | Kind::Tip | Kind::Fup if self.count == 0 => {
+                format!("{name} no ip")
+            }
+            Kind::TipPgd
+            | Kind::TipPge
+            | Kind::Tip
+            | Kind::Fup
+            | Kind::Cyc
+            | Kind::Vmcs
+            | Kind::Mtc
+            | Kind::Mnt
+            | Kind::Cbr
+            | Kind::Tsc => format!("{name} {p:#x}"),
+            Kind::Tma => format!("{name} CTC {:#x} FC {:#x}", p as u32, self.count),
+            Kind::ModeExec => format!("{name} IF:{} {p}", (self.count >> 2) & 1),
+            Kind::ModeTsx => format!("{name} TXAbort:{} InTX:{}", (p >> 1) & 1, p & 1),
+            // The payload holds the NR bit at bit 0; perf shows CR3 >> 5.
+            Kind::Pip => format!("{name} {:#x} (NR={})", p >> 1, p & 1),
+            Kind::Ptwrite => format!("{name} {p:#x} IP:0"),
+            Kind::PtwriteIp => format!("{name} {p:#x} IP:1"),
+            Kind::Bep | Kind::Exstop => format!("{name} IP:0"),
+            Kind::BepIp | Kind::ExstopIp => format!("{name} IP:1"),
+            Kind::Mwait => format!(
+                "{name} {p:#x} Hints {:#x} Extensions {:#x}",
+                p & 0xff,
+                (p >> 32) & 3
+            ),
+            Kind::Pwre => format!(
+                "{name} {p:#x} HW:{} CState:{} Sub-CState:{}",
+                u8::from(p & 0x80 != 0),
+                (p >> 12) & 0xf,
+                (p >> 8) & 0xf
+            ),
+            Kind::Pwrx => format!(
+                "{name} {p:#x} Last CState:{} Deepest CState:{} Wake Reason {:#x}",
+                (p >> 4) & 0xf,
+                p & 0xf,
+                (p >> 8) & 0xf
+            ),
+            Kind::Bbp => format!(
+                "{name} SZ {}-byte Type {p:#x}",
+                if self.count != 0 { 4 } else { 8 }
+            ),
+            Kind::Bip => format!("{name} ID 0x{:02x} Value {p:#x}", self.count),
+            Kind::Cfe | Kind::CfeIp => format!(
+                "{name} IP:{} Type 0x{:02x} Vector {p:#x}",
+                u8::from(self.kind == Kind::CfeIp),
+                self.count
+            ),
+            Kind::Evd => format!("{name} Type 0x{:02x} Payload {p:#x}", self.count),
+        }
+    }
+}
+
+/// Writes `data` packet by packet as perf's `-D` dumps an Intel PT
+/// buffer: offset, bytes (padded to 16) and description.
+pub(crate) fn dump(data: &[u8], out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    writeln!(
+        out,
+        ". ... Intel Processor Trace data: size {} bytes",
+        data.len()
+    )?;
+    let mut ctx = Context::None;
+    let mut at = 0;
+    while at < data.len() {
+        let read = next(&data[at..], &mut ctx);
+        let len = read.map_or(1, |(_, n)| n);
+        let mut line = format!(".  {at:08x}: ");
+        for b in &data[at..at + len] {
+            line.push_str(&format!(" {b:02x}"));
+        }
+        for _ in len..16 {
+            line.push_str("   ");
+        }
+        match read {
+            Ok((p, _)) => writeln!(out, "{line} {}", p.describe())?,
+            Err(_) => writeln!(out, "{line} Bad packet!")?,
+        }
+        at += len;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
