@@ -749,6 +749,19 @@ impl<'a, C: Code> Decoder<'a, C> {
         }
     }
 
+    /// The timing packets every walk but the FUP's takes in its stride;
+    /// false for other packets.
+    fn timing_packet(&mut self) -> bool {
+        match self.packet.kind {
+            Kind::Mtc => self.calc_mtc_timestamp(),
+            Kind::Tsc => self.calc_tsc_timestamp(),
+            Kind::Tma => self.calc_tma(),
+            Kind::Cyc => self.calc_cyc_timestamp(),
+            _ => return false,
+        }
+        true
+    }
+
     fn update_sample_time(&mut self) {
         self.sample_timestamp = self.timestamp;
     }
@@ -978,6 +991,9 @@ impl<'a, C: Code> Decoder<'a, C> {
     fn walk_psbend_packets(&mut self) -> Step {
         loop {
             self.next_packet()?;
+            if self.timing_packet() {
+                continue;
+            }
             match self.packet.kind {
                 Kind::Psbend => return Ok(()),
                 Kind::TipPgd
@@ -1002,8 +1018,6 @@ impl<'a, C: Code> Decoder<'a, C> {
                     return Err(Fail::Again);
                 }
                 Kind::Ovf => return Err(self.overflow_error()),
-                Kind::Tsc => self.calc_tsc_timestamp(),
-                Kind::Tma => self.calc_tma(),
                 Kind::Cbr => self.calc_cbr(),
                 Kind::Pip => self.set_pip(),
                 Kind::Fup => {
@@ -1014,10 +1028,7 @@ impl<'a, C: Code> Decoder<'a, C> {
                     }
                 }
                 Kind::ModeTsx => self.tx_flags = (self.packet.payload as u32) & flag::IN_TX,
-                Kind::Mtc => self.calc_mtc_timestamp(),
-                Kind::Cyc => self.calc_cyc_timestamp(),
-                Kind::ModeExec | Kind::Vmcs | Kind::Mnt | Kind::Pad => {}
-                Kind::Cfe | Kind::CfeIp | Kind::Evd => {}
+                _ => {}
             }
         }
     }
@@ -1129,6 +1140,9 @@ impl<'a, C: Code> Decoder<'a, C> {
             loop {
                 // `continue` here re-dispatches the current packet (perf's
                 // `goto next`), `break` reads the next one.
+                if self.timing_packet() {
+                    break;
+                }
                 match self.packet.kind {
                     Kind::Tnt => {
                         if self.packet.count == 0 {
@@ -1218,22 +1232,6 @@ impl<'a, C: Code> Decoder<'a, C> {
                         self.update_pip();
                         break;
                     }
-                    Kind::Mtc => {
-                        self.calc_mtc_timestamp();
-                        break;
-                    }
-                    Kind::Tsc => {
-                        self.calc_tsc_timestamp();
-                        break;
-                    }
-                    Kind::Tma => {
-                        self.calc_tma();
-                        break;
-                    }
-                    Kind::Cyc => {
-                        self.calc_cyc_timestamp();
-                        break;
-                    }
                     Kind::Cbr => {
                         self.calc_cbr();
                         if self.cbr != self.cbr_seen {
@@ -1255,7 +1253,15 @@ impl<'a, C: Code> Decoder<'a, C> {
                         self.pkt_state = PktState::NoPsb;
                         return Err(Fail::Internal);
                     }
-                    Kind::Psbend | Kind::Vmcs | Kind::Mnt | Kind::Pad => break,
+                    // Timing packets were taken above.
+                    Kind::Psbend
+                    | Kind::Vmcs
+                    | Kind::Mnt
+                    | Kind::Pad
+                    | Kind::Mtc
+                    | Kind::Tsc
+                    | Kind::Tma
+                    | Kind::Cyc => break,
                     Kind::PtwriteIp => {
                         self.next_packet()?;
                         if self.packet.kind == Kind::Fup {
@@ -1336,6 +1342,9 @@ impl<'a, C: Code> Decoder<'a, C> {
     fn walk_psb_packets(&mut self) -> Step {
         loop {
             self.next_packet()?;
+            if self.timing_packet() {
+                continue;
+            }
             match self.packet.kind {
                 Kind::TipPgd
                 | Kind::TipPge
@@ -1358,10 +1367,6 @@ impl<'a, C: Code> Decoder<'a, C> {
                         self.psb_ip = self.ip;
                     }
                 }
-                Kind::Mtc => self.calc_mtc_timestamp(),
-                Kind::Tsc => self.calc_tsc_timestamp(),
-                Kind::Tma => self.calc_tma(),
-                Kind::Cyc => self.calc_cyc_timestamp(),
                 Kind::Cbr => self.calc_cbr(),
                 Kind::Pip => self.set_pip(),
                 Kind::ModeTsx => self.tx_flags = (self.packet.payload as u32) & flag::IN_TX,
@@ -1392,48 +1397,29 @@ impl<'a, C: Code> Decoder<'a, C> {
     fn walk_to_ip(&mut self) -> Step {
         loop {
             self.next_packet()?;
-            match self.packet.kind {
-                Kind::TipPgd => {
-                    self.pge = false;
+            if self.timing_packet() {
+                continue;
+            }
+            let ip_kind = self.packet.kind;
+            match ip_kind {
+                Kind::TipPgd | Kind::TipPge | Kind::Tip | Kind::Fup => {
+                    match ip_kind {
+                        Kind::TipPgd => self.pge = false,
+                        Kind::TipPge | Kind::Tip => self.pge = true,
+                        _ => {}
+                    }
                     if self.have_ip() {
                         self.set_ip();
                     }
                     if self.ip != 0 {
-                        self.state.kind |= kind::TRACE_END;
+                        self.state.kind |= match ip_kind {
+                            Kind::TipPgd => kind::TRACE_END,
+                            Kind::TipPge => kind::TRACE_BEGIN,
+                            _ => 0,
+                        };
                         return Ok(());
                     }
                 }
-                Kind::TipPge => {
-                    self.pge = true;
-                    if self.have_ip() {
-                        self.set_ip();
-                    }
-                    if self.ip != 0 {
-                        self.state.kind |= kind::TRACE_BEGIN;
-                        return Ok(());
-                    }
-                }
-                Kind::Tip => {
-                    self.pge = true;
-                    if self.have_ip() {
-                        self.set_ip();
-                    }
-                    if self.ip != 0 {
-                        return Ok(());
-                    }
-                }
-                Kind::Fup => {
-                    if self.have_ip() {
-                        self.set_ip();
-                    }
-                    if self.ip != 0 {
-                        return Ok(());
-                    }
-                }
-                Kind::Mtc => self.calc_mtc_timestamp(),
-                Kind::Tsc => self.calc_tsc_timestamp(),
-                Kind::Tma => self.calc_tma(),
-                Kind::Cyc => self.calc_cyc_timestamp(),
                 Kind::Cbr => self.calc_cbr(),
                 Kind::Pip => self.set_pip(),
                 Kind::ModeTsx => self.tx_flags = (self.packet.payload as u32) & flag::IN_TX,
