@@ -878,6 +878,21 @@ impl<'a, C: Code> Decoder<'a, C> {
         self.walk_insn(0)
     }
 
+    /// A state of `kind` at the current ip (perf's events that carry no
+    /// branch).
+    fn event_here(&mut self, kind: u32) -> Step {
+        self.state.kind = kind;
+        self.state.from_ip = self.ip;
+        self.state.to_ip = 0;
+        Ok(())
+    }
+
+    /// Reads the packet after one that announces a FUP; whether it is one.
+    fn fup_follows(&mut self) -> Result<bool, Fail> {
+        self.next_packet()?;
+        Ok(self.packet.kind == Kind::Fup)
+    }
+
     fn mode_tsx(&mut self, no_tip: &mut bool) -> Step {
         let fup_tx_flags = (self.packet.payload as u32) & (flag::IN_TX | flag::ABORT_TX);
         self.next_packet()?;
@@ -1263,18 +1278,14 @@ impl<'a, C: Code> Decoder<'a, C> {
                     | Kind::Tma
                     | Kind::Cyc => break,
                     Kind::PtwriteIp => {
-                        self.next_packet()?;
-                        if self.packet.kind == Kind::Fup {
+                        if self.fup_follows()? {
                             self.set_fup_ptw = true;
                             no_tip = true;
                         }
                         continue;
                     }
                     Kind::Ptwrite => {
-                        self.state.kind = kind::PTW;
-                        self.state.from_ip = self.ip;
-                        self.state.to_ip = 0;
-                        return Ok(());
+                        return self.event_here(kind::PTW);
                     }
                     Kind::Mwait => {
                         self.set_fup_mwait = true;
@@ -1285,41 +1296,27 @@ impl<'a, C: Code> Decoder<'a, C> {
                             self.set_fup_pwre = true;
                             break;
                         }
-                        self.state.kind = kind::PWR_ENTRY;
-                        self.state.from_ip = self.ip;
-                        self.state.to_ip = 0;
-                        return Ok(());
+                        return self.event_here(kind::PWR_ENTRY);
                     }
                     Kind::ExstopIp => {
-                        self.next_packet()?;
-                        if self.packet.kind == Kind::Fup {
+                        if self.fup_follows()? {
                             self.set_fup_exstop = true;
                             no_tip = true;
                         }
                         continue;
                     }
                     Kind::Exstop => {
-                        self.state.kind = kind::EX_STOP;
-                        self.state.from_ip = self.ip;
-                        self.state.to_ip = 0;
-                        return Ok(());
+                        return self.event_here(kind::EX_STOP);
                     }
                     Kind::Pwrx => {
-                        self.state.kind = kind::PWR_EXIT;
-                        self.state.from_ip = self.ip;
-                        self.state.to_ip = 0;
-                        return Ok(());
+                        return self.event_here(kind::PWR_EXIT);
                     }
                     Kind::Bbp | Kind::Bip => break,
                     Kind::Bep => {
-                        self.state.kind = kind::BLK_ITEMS;
-                        self.state.from_ip = self.ip;
-                        self.state.to_ip = 0;
-                        return Ok(());
+                        return self.event_here(kind::BLK_ITEMS);
                     }
                     Kind::BepIp => {
-                        self.next_packet()?;
-                        if self.packet.kind == Kind::Fup {
+                        if self.fup_follows()? {
                             self.set_fup_bep = true;
                             no_tip = true;
                         }
