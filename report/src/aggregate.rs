@@ -1048,7 +1048,7 @@ pub mod filter {
 /// String interner.
 ///
 /// Each string is stored once, shared by the list and the map (and by the
-/// copies [`Self::extend_copy`] makes on the adding thread): a source-line
+/// copies `Self::extend_copy` makes on the adding thread): a source-line
 /// report interns hundreds of thousands of long names.
 #[derive(Debug, Default)]
 pub struct Strings {

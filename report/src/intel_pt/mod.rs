@@ -10,9 +10,10 @@
 //! which the ordinary report then reads.
 //!
 //! The decoding follows perf 6.1 (tools/perf/util/intel-pt.c and
-//! intel-pt-decoder/) with one limit, said in [`decoder`]: prec does not walk
-//! the traced code, so it decodes what perf decodes when the binaries are
-//! not at hand.
+//! intel-pt-decoder/) with one limit: prec does not walk the traced code,
+//! so it decodes what perf decodes when the binaries are not at hand (the
+//! trace's PSBs, timing, asynchronous branches and trace starts, and the
+//! errors of the walks that fail).
 
 mod decoder;
 mod packet;
@@ -1243,7 +1244,6 @@ pub fn inject(
     // its time and their samples go first; then the event, a recorded
     // sample with its call chain added.
     let mut data = Vec::with_capacity(file.input().len() / 2);
-    let mut chain_words = Vec::new();
     for r in file.ordered_records() {
         let Ok(r) = r else { break };
         let kind_ = r.header.kind;
@@ -1290,7 +1290,7 @@ pub fn inject(
                         Vec::new()
                     }
                 };
-                chain_words = words(&chain, endian);
+                let chain_words = words(&chain, endian);
                 let with_chain = Sample {
                     callchain: Some(U64Slice::new(&chain_words, endian)),
                     ..sample.clone()
@@ -1362,7 +1362,6 @@ pub fn inject(
     }
     session.process_queues(u64::MAX);
     write_synths(&mut session.out, &new_attrs, endian, &mut data);
-    let _ = chain_words;
 
     let features = copy_features(file, &new_attrs, &names);
     let mut w =
