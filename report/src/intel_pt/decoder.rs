@@ -995,12 +995,17 @@ impl<'a, C: Code> Decoder<'a, C> {
 
     // ---- PSB+ ----
 
-    /// Walks PSB+ when in sync.
-    fn walk_psbend(&mut self) -> Step {
+    /// Runs `walk` over a PSB+ with `in_psb` set.
+    fn inside_psb(&mut self, walk: fn(&mut Self) -> Step) -> Step {
         self.in_psb = true;
-        let r = self.walk_psbend_packets();
+        let r = walk(self);
         self.in_psb = false;
         r
+    }
+
+    /// Walks PSB+ when in sync.
+    fn walk_psbend(&mut self) -> Step {
+        self.inside_psb(Self::walk_psbend_packets)
     }
 
     fn walk_psbend_packets(&mut self) -> Step {
@@ -1330,10 +1335,7 @@ impl<'a, C: Code> Decoder<'a, C> {
 
     /// Walks PSB+ to get in sync.
     fn walk_psb(&mut self) -> Step {
-        self.in_psb = true;
-        let r = self.walk_psb_packets();
-        self.in_psb = false;
-        r
+        self.inside_psb(Self::walk_psb_packets)
     }
 
     fn walk_psb_packets(&mut self) -> Step {
